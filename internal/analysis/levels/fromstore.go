@@ -1,0 +1,34 @@
+package levels
+
+import "github.com/headroom-dev/headroom/internal/store"
+
+// FromStore reads the input for Summarize from a results store: for every
+// plan slot its last completed run, with the run's measured-phase intervals.
+// It also returns how many runs were not completed (interrupted or failed).
+func FromStore(st *store.Store, model string, slo *SLO) (Input, int, error) {
+	runs, err := st.Runs()
+	if err != nil {
+		return Input{}, 0, err
+	}
+	last := map[int]store.Run{}
+	incomplete := 0
+	for _, r := range runs {
+		if r.Status != store.StatusCompleted {
+			incomplete++
+			continue
+		}
+		last[r.Slot] = r // Runs are ordered by ID, so a later run replaces an earlier one
+	}
+	in := Input{Model: model, SLO: slo}
+	for _, r := range runs {
+		if lr, ok := last[r.Slot]; !ok || lr.ID != r.ID {
+			continue
+		}
+		ivs, err := st.Intervals(r.ID, "measure")
+		if err != nil {
+			return Input{}, 0, err
+		}
+		in.Runs = append(in.Runs, RunData{Run: r, Intervals: ivs})
+	}
+	return in, incomplete, nil
+}

@@ -1,0 +1,258 @@
+// Package levels is the load-response summary of a campaign: for every load
+// level, the achieved throughput, late/dropped/error counts and the latency
+// of each operation type, as mean and standard error across repetitions
+// (seed-digest §1-2), and the first level at which the campaign's SLO fails.
+// It is a pure function of data read from the results store.
+package levels
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/analysis/stats"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// SLO is a latency objective: Percentile % of the offered requests must
+// succeed within Threshold. Op restricts it to one operation type ("" = all).
+type SLO struct {
+	Percentile float64
+	Threshold  time.Duration
+	Op         string
+}
+
+// RunData is one completed run with its measured-phase intervals.
+type RunData struct {
+	Run       store.Run
+	Intervals []store.Interval
+}
+
+// Input is everything Summarize needs.
+type Input struct {
+	Model string // "open" or "closed"
+	Runs  []RunData
+	SLO   *SLO
+}
+
+// Latency is one latency statistic of an operation across repetitions, in
+// microseconds.
+type Latency struct {
+	Mean, P50, P95, P99, Max stats.Estimate
+}
+
+// OpRow is one operation type at one level; Op "all" merges every type.
+type OpRow struct {
+	Op      string
+	Count   stats.Estimate // successful requests per run
+	Latency Latency
+}
+
+// SLOResult is the SLO check at one level.
+type SLOResult struct {
+	// Within is the fraction (0..1) of offered requests (completed, failed or
+	// dropped) that succeeded within the threshold, across repetitions.
+	Within stats.Estimate
+	// Value is the SLO percentile of successful requests' latency, µs.
+	Value stats.Estimate
+	Pass  bool
+}
+
+// Level is one load level.
+type Level struct {
+	Index         int
+	Level         float64 // offered rate (open) or clients (closed)
+	Reps          int     // completed repetitions summarised
+	Throughput    stats.Estimate
+	Late          stats.Estimate
+	Dropped       stats.Estimate
+	Errors        stats.Estimate
+	ClientLimited int // runs in which the client was the limit
+	Notes         []string
+	Ops           []OpRow
+	SLO           *SLOResult
+}
+
+// Summary is the whole campaign's load-response table.
+type Summary struct {
+	Model     string
+	Levels    []Level
+	SLO       *SLO
+	FirstFail int // index into Levels of the first level failing the SLO; -1 = none
+	LastPass  int // index of the highest level below FirstFail that passes; -1 = none
+}
+
+// perRun is what one run contributes to its level.
+type perRun struct {
+	throughput, late, dropped, errors float64
+	limited                           bool
+	note                              string
+	hists                             map[string]*hdrhistogram.Histogram // by op, plus "all"
+	within                            float64
+	sloValue                          float64
+}
+
+// Summarize builds the load-response table.
+func Summarize(in Input) Summary {
+	byLevel := map[int][]perRun{}
+	values := map[int]float64{}
+	for _, rd := range in.Runs {
+		r := rd.Run
+		values[r.LevelIndex] = r.Level
+		byLevel[r.LevelIndex] = append(byLevel[r.LevelIndex], summarizeRun(rd, in.SLO))
+	}
+	idx := make([]int, 0, len(byLevel))
+	for i := range byLevel {
+		idx = append(idx, i)
+	}
+	sort.Slice(idx, func(a, b int) bool { return values[idx[a]] < values[idx[b]] })
+
+	out := Summary{Model: in.Model, SLO: in.SLO, FirstFail: -1, LastPass: -1}
+	for _, li := range idx {
+		out.Levels = append(out.Levels, buildLevel(li, values[li], byLevel[li], in.SLO))
+	}
+	if in.SLO != nil {
+		for i, l := range out.Levels {
+			if !l.SLO.Pass {
+				out.FirstFail = i
+				break
+			}
+			out.LastPass = i
+		}
+	}
+	return out
+}
+
+func summarizeRun(rd RunData, slo *SLO) perRun {
+	r := rd.Run
+	pr := perRun{
+		throughput: r.Summary.Throughput, late: float64(r.Summary.Late), dropped: float64(r.Summary.Dropped),
+		errors: float64(r.Summary.Errors), limited: r.Summary.ClientLimited, note: r.Summary.ClientNote,
+		hists: map[string]*hdrhistogram.Histogram{},
+	}
+	var offeredSLO int64
+	for _, iv := range rd.Intervals {
+		if iv.Hist != nil {
+			for _, key := range []string{iv.Op, "all"} {
+				h := pr.hists[key]
+				if h == nil {
+					h = hdrhistogram.New(iv.Hist.LowestTrackableValue(), iv.Hist.HighestTrackableValue(), int(iv.Hist.SignificantFigures()))
+					pr.hists[key] = h
+				}
+				h.Merge(iv.Hist)
+			}
+		}
+		n := iv.Count + iv.Errors + iv.Dropped
+		if slo != nil && (slo.Op == "" || slo.Op == iv.Op) {
+			offeredSLO += n
+		}
+	}
+	if slo != nil {
+		key := slo.Op
+		if key == "" {
+			key = "all"
+		}
+		if h := pr.hists[key]; h != nil && offeredSLO > 0 {
+			pr.within = float64(countAtMost(h, slo.Threshold.Microseconds())) / float64(offeredSLO)
+			pr.sloValue = float64(h.ValueAtQuantile(slo.Percentile))
+		} else if offeredSLO > 0 {
+			pr.within = 0
+			pr.sloValue = math.NaN()
+		} else {
+			pr.within = math.NaN()
+			pr.sloValue = math.NaN()
+		}
+	}
+	return pr
+}
+
+// countAtMost counts recorded values no greater than limit (µs). A bucket
+// counts only when its highest equivalent value is within the limit, so the
+// histogram's 3-digit precision can never make an SLO look met when it is not.
+func countAtMost(h *hdrhistogram.Histogram, limit int64) int64 {
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.Count > 0 && b.To <= limit {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+func buildLevel(li int, value float64, runs []perRun, slo *SLO) Level {
+	l := Level{Index: li, Level: value, Reps: len(runs)}
+	col := func(f func(perRun) float64) stats.Estimate {
+		xs := make([]float64, 0, len(runs))
+		for _, r := range runs {
+			if v := f(r); !math.IsNaN(v) {
+				xs = append(xs, v)
+			}
+		}
+		return stats.Summarize(xs)
+	}
+	l.Throughput = col(func(r perRun) float64 { return r.throughput })
+	l.Late = col(func(r perRun) float64 { return r.late })
+	l.Dropped = col(func(r perRun) float64 { return r.dropped })
+	l.Errors = col(func(r perRun) float64 { return r.errors })
+	seen := map[string]bool{}
+	for _, r := range runs {
+		if r.limited {
+			l.ClientLimited++
+		}
+		if r.note != "" && !seen[r.note] {
+			seen[r.note] = true
+			l.Notes = append(l.Notes, r.note)
+		}
+	}
+	ops := map[string]bool{}
+	for _, r := range runs {
+		for op := range r.hists {
+			ops[op] = true
+		}
+	}
+	names := make([]string, 0, len(ops))
+	for op := range ops {
+		if op != "all" {
+			names = append(names, op)
+		}
+	}
+	sort.Strings(names)
+	if len(names) > 1 {
+		names = append(names, "all")
+	}
+	for _, op := range names {
+		h := func(q float64) func(perRun) float64 {
+			return func(r perRun) float64 {
+				hh := r.hists[op]
+				if hh == nil || hh.TotalCount() == 0 {
+					return math.NaN()
+				}
+				switch q {
+				case -1:
+					return hh.Mean()
+				case 100:
+					return float64(hh.Max())
+				}
+				return float64(hh.ValueAtQuantile(q))
+			}
+		}
+		l.Ops = append(l.Ops, OpRow{
+			Op: op,
+			Count: col(func(r perRun) float64 {
+				if hh := r.hists[op]; hh != nil {
+					return float64(hh.TotalCount())
+				}
+				return 0
+			}),
+			Latency: Latency{Mean: col(h(-1)), P50: col(h(50)), P95: col(h(95)), P99: col(h(99)), Max: col(h(100))},
+		})
+	}
+	if slo != nil {
+		res := &SLOResult{Within: col(func(r perRun) float64 { return r.within }), Value: col(func(r perRun) float64 { return r.sloValue })}
+		res.Pass = res.Within.N > 0 && res.Within.Mean >= slo.Percentile/100
+		l.SLO = res
+	}
+	return l
+}

@@ -1,0 +1,254 @@
+// Package campaign executes an experiment campaign: it expands the spec into
+// its plan, opens and populates the target, runs every planned run through
+// the load engine, and writes everything to the campaign's results store as
+// it happens. It is the "run" box of the architecture's data flow; analyses
+// read the store afterwards.
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/hostinfo"
+	"github.com/headroom-dev/headroom/internal/load"
+	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/version"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// ErrInterrupted is returned when a signal stopped the campaign.
+var ErrInterrupted = errors.New("interrupted")
+
+// StoreFile is the name of the results database inside a results directory.
+const StoreFile = "results.db"
+
+// Outcome says where the results are and how far the campaign got.
+type Outcome struct {
+	Dir       string // results directory
+	StorePath string
+	Spec      *spec.Spec
+	Runs      int // runs in the plan
+	Completed int // planned runs with a completed run, including earlier sessions
+	Failed    int // runs that failed in this session
+}
+
+// Options control one invocation.
+type Options struct {
+	Progress progress.Reporter // nil = quiet
+	// Now is used to name new results directories; nil = time.Now.
+	Now func() time.Time
+}
+
+// Start creates a new results directory for s and runs the whole campaign.
+func Start(ctx context.Context, s *spec.Spec, opt Options) (Outcome, error) {
+	now := time.Now
+	if opt.Now != nil {
+		now = opt.Now
+	}
+	base := s.Output
+	if !filepath.IsAbs(base) && s.File != "" {
+		base = filepath.Join(filepath.Dir(s.File), base)
+	}
+	dir, err := newResultsDir(base, s.Name, now())
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), s.Source, 0o644); err != nil {
+		return Outcome{}, fmt.Errorf("writing the spec copy into %s: %w", dir, err)
+	}
+	st, err := store.Create(filepath.Join(dir, StoreFile), store.Campaign{
+		Name: s.Name, SpecFile: s.File, SpecYAML: string(s.Source), Seed: s.Seed,
+		HostJSON: hostinfo.Collect().JSON(), ToolVersion: version.Version, CreatedAt: now(),
+	})
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer st.Close()
+	return execute(ctx, s, st, dir, false, opt)
+}
+
+// Resume continues the campaign whose results directory is dir, running only
+// the planned runs that have no completed run yet.
+func Resume(ctx context.Context, dir string, opt Options) (Outcome, error) {
+	path := filepath.Join(dir, StoreFile)
+	if _, err := os.Stat(path); err != nil {
+		return Outcome{}, fmt.Errorf("%s is not a Headroom results directory (no %s in it); pass the directory that `headroom run` printed", dir, StoreFile)
+	}
+	st, err := store.Open(path)
+	if err != nil {
+		return Outcome{}, err
+	}
+	defer st.Close()
+	c, err := st.Campaign()
+	if err != nil {
+		return Outcome{}, err
+	}
+	name := c.SpecFile
+	if name == "" {
+		name = "spec.yaml"
+	}
+	s, err := spec.Parse(name, []byte(c.SpecYAML))
+	if err != nil {
+		return Outcome{}, fmt.Errorf("the spec stored in %s no longer validates: %w", path, err)
+	}
+	s.File = c.SpecFile
+	if _, err := st.MarkRunningInterrupted("the process ended without finishing this run"); err != nil {
+		return Outcome{}, err
+	}
+	return execute(ctx, s, st, dir, true, opt)
+}
+
+func newResultsDir(base, name string, t time.Time) (string, error) {
+	stamp := t.Format("20060102-150405")
+	for i := 0; i < 100; i++ {
+		dir := filepath.Join(base, name+"-"+stamp)
+		if i > 0 {
+			dir += "-" + strconv.Itoa(i)
+		}
+		if err := os.MkdirAll(base, 0o755); err != nil {
+			return "", fmt.Errorf("cannot create the output directory %s: %w (set output: in the spec to a writable place)", base, err)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("cannot create the results directory %s: %w", dir, err)
+		}
+	}
+	return "", fmt.Errorf("cannot find a free results directory name under %s", base)
+}
+
+// runSeed derives a run's random seed from the campaign seed and the run's
+// plan slot, so that a resumed run replays exactly the same requests.
+func runSeed(seed int64, slot int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d", seed, slot)
+	return h.Sum64()
+}
+
+type executor struct {
+	s       *spec.Spec
+	st      *store.Store
+	tgt     target.Target
+	wcfg    workload.Config
+	ops     []workload.OpType
+	plan    []spec.PlannedRun
+	prog    progress.Reporter
+	total   time.Duration
+	done    time.Duration
+	perRun  time.Duration
+	levels  []float64
+	started time.Time
+}
+
+func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, resume bool, opt Options) (Outcome, error) {
+	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
+	wcfg, err := workloadConfig(s.Workload)
+	if err != nil {
+		return out, err
+	}
+	f, ok := registry.Lookup(s.Target.Type)
+	if !ok {
+		return out, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
+	}
+	tgt, err := f.Open(s.Target.Options, registry.Env{Dir: dir})
+	if err != nil {
+		return out, err
+	}
+	defer tgt.Close()
+
+	done, err := st.CompletedSlots()
+	if err != nil {
+		return out, err
+	}
+	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: mixOps(wcfg), plan: s.Plan(), prog: opt.Progress, levels: s.Levels()}
+	if ex.prog == nil {
+		ex.prog = progress.Quiet()
+	}
+	defer ex.prog.Finish()
+	out.Runs = len(ex.plan)
+	interval := s.Interval.Duration
+	warm := (s.Phases.Warmup.Duration + interval - 1) / interval * interval
+	ex.perRun = warm + s.Phases.Measure.Duration + s.Phases.Cooldown.Duration
+	for _, p := range ex.plan {
+		if !done[p.Slot] {
+			ex.total += ex.perRun
+		}
+	}
+
+	populated, err := ex.populated()
+	if err != nil {
+		return out, err
+	}
+	if err := tgt.Prepare(ctx, wcfg, !populated && !resume); err != nil {
+		return out, err
+	}
+	if *s.Phases.Populate && !populated {
+		if err := ex.populate(ctx); err != nil {
+			return out, err
+		}
+	}
+
+	out.Completed = len(done)
+	for _, p := range ex.plan {
+		if done[p.Slot] {
+			continue
+		}
+		if ctx.Err() != nil {
+			return out, ErrInterrupted
+		}
+		status, err := ex.runOne(ctx, p)
+		switch {
+		case status == store.StatusCompleted:
+			out.Completed++
+		case status == store.StatusInterrupted:
+			return out, ErrInterrupted
+		default:
+			out.Failed++
+			if err != nil && isFatal(err) {
+				return out, err
+			}
+		}
+		if ctx.Err() == nil && s.Phases.Cooldown.Duration > 0 {
+			ex.update(p, "cooldown", load.Tick{}, load.Totals{})
+			sleepCtx(ctx, s.Phases.Cooldown.Duration)
+		}
+		ex.done += ex.perRun
+	}
+	if out.Failed > 0 {
+		return out, fmt.Errorf("%d of %d runs failed; see the run table (headroom export --table runs %s)", out.Failed, out.Runs, dir)
+	}
+	return out, nil
+}
+
+// isFatal tells errors that will fail every following run too (the store
+// cannot be written) from errors of one run.
+func isFatal(err error) bool {
+	var se *storeError
+	return errors.As(err, &se)
+}
+
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}

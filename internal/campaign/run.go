@@ -1,0 +1,203 @@
+package campaign
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/load"
+	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+const (
+	eventPopulated = "populated"
+	populateBatch  = 500
+)
+
+// populated reports whether an earlier session already populated the target.
+func (ex *executor) populated() (bool, error) {
+	evs, err := ex.st.Events(-1)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range evs {
+		if e.Kind == eventPopulated {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// populate inserts record_count records in batches, through the target's
+// bulk loader when it has one.
+func (ex *executor) populate(ctx context.Context) error {
+	start := time.Now()
+	gen, err := workload.New(ex.wcfg, runSeed(ex.s.Seed, -1))
+	if err != nil {
+		return err
+	}
+	c, err := ex.tgt.NewClient(ctx)
+	if err != nil {
+		return fmt.Errorf("populate: %w", err)
+	}
+	defer c.Close()
+	loader, _ := c.(target.Loader)
+	batch := make([]*workload.Op, populateBatch)
+	for i := range batch {
+		batch[i] = gen.NewOp()
+	}
+	n := ex.wcfg.RecordCount
+	ex.prog.Update(progress.State{Phase: "populate", Runs: len(ex.plan), Total: ex.total})
+	for i := int64(0); i < n; i += populateBatch {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		k := int(min(populateBatch, n-i))
+		for j := 0; j < k; j++ {
+			gen.Populate(i+int64(j), batch[j])
+		}
+		if loader != nil {
+			err = loader.LoadBatch(ctx, batch[:k])
+		} else {
+			for _, op := range batch[:k] {
+				if err = c.Do(ctx, op); err != nil {
+					break
+				}
+			}
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ErrInterrupted
+			}
+			return fmt.Errorf("populate: inserting record %d: %w", i, err)
+		}
+	}
+	detail := fmt.Sprintf(`{"records":%d,"seconds":%.3f}`, n, time.Since(start).Seconds())
+	if err := ex.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: detail}); err != nil {
+		return &storeError{err}
+	}
+	return nil
+}
+
+func (ex *executor) levelLabel(v float64) string {
+	if ex.s.Load.Model == "open" {
+		return strconv.FormatFloat(v, 'f', -1, 64) + " req/s"
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64) + " clients"
+}
+
+func (ex *executor) update(p spec.PlannedRun, phase string, t load.Tick, live load.Totals) {
+	ex.prog.Update(ex.state(p, phase, t, live))
+}
+
+func (ex *executor) state(p spec.PlannedRun, phase string, t load.Tick, live load.Totals) progress.State {
+	s := progress.State{
+		Run: p.Seq + 1, Runs: len(ex.plan), LevelIndex: p.LevelIndex + 1, Levels: len(ex.levels),
+		Level: ex.levelLabel(p.Level), Repetition: p.Repetition, Reps: ex.s.Repetitions, Phase: phase,
+		Done: ex.done + t.Start + t.Duration, Total: ex.total,
+		Late: live.Late, Dropped: live.Dropped, Errs: live.Errors,
+	}
+	if phase == "cooldown" {
+		s.Done = ex.done + ex.perRun - ex.s.Phases.Cooldown.Duration
+	}
+	if t.Duration > 0 {
+		var ok int64
+		agg := load.NewHistogram()
+		for _, o := range t.Stats {
+			ok += o.Count
+			agg.Merge(o.Hist)
+		}
+		s.Throughput = float64(ok) / t.Duration.Seconds()
+		s.P99 = time.Duration(agg.ValueAtQuantile(99)) * time.Microsecond
+	}
+	return s
+}
+
+// runOne executes one planned run and records it; it returns the run's status.
+func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, error) {
+	s := ex.s
+	id, err := ex.st.StartRun(store.Run{
+		Seq: p.Seq, Slot: p.Slot, Model: s.Load.Model, LevelIndex: p.LevelIndex, Level: p.Level,
+		Repetition: p.Repetition, Start: time.Now(), Status: store.StatusRunning,
+	})
+	if err != nil {
+		return store.StatusFailed, &storeError{err}
+	}
+	ex.update(p, "warmup", load.Tick{}, load.Totals{})
+	cfg := load.Config{
+		Model: s.Load.Model, Arrival: s.Load.Arrival, ThinkTime: s.Load.ThinkTime.Duration,
+		MaxInFlight: s.Load.MaxInFlight, LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration,
+		Timeout: s.Load.Timeout.Duration, Warmup: s.Phases.Warmup.Duration, Measure: s.Phases.Measure.Duration,
+		Interval: s.Interval.Duration, Seed: runSeed(s.Seed, p.Slot), Ops: ex.ops,
+	}
+	if s.Load.Model == "open" {
+		cfg.Rate = p.Level
+	} else {
+		cfg.Clients = int(p.Level)
+	}
+	var res load.Result
+	gen, err := workload.New(ex.wcfg, cfg.Seed)
+	if err == nil {
+		var live load.Totals
+		sink := func(t load.Tick) error {
+			ivs := make([]store.Interval, 0, len(t.Stats))
+			for _, o := range t.Stats {
+				ivs = append(ivs, store.Interval{
+					RunID: id, Phase: o.Phase.String(), Op: o.Op.String(), Start: t.At, Duration: t.Duration,
+					Count: o.Count, Errors: o.Errors, Late: o.Late, Dropped: o.Dropped, ErrorKinds: o.ErrorKinds, Hist: o.Hist,
+				})
+				live.Late += o.Late
+				live.Dropped += o.Dropped
+				live.Errors += o.Errors
+			}
+			if err := ex.st.AddIntervals(ivs); err != nil {
+				return &storeError{err}
+			}
+			ex.update(p, t.Phase.String(), t, live)
+			return nil
+		}
+		res, err = load.Run(ctx, cfg, ex.tgt, gen, sink)
+	}
+
+	status, msg := store.StatusCompleted, ""
+	switch {
+	case res.Interrupted:
+		status, msg = store.StatusInterrupted, "stopped by a signal"
+	case err != nil:
+		status, msg = store.StatusFailed, err.Error()
+	}
+	m := res.Measured
+	sum := store.RunSummary{
+		Sent: m.Sent(), Completed: m.Completed, Errors: m.Errors, Late: m.Late, Dropped: m.Dropped,
+		Unfinished: res.Unfinished, MeasureSecs: (res.MeasureEnd - res.MeasureStart).Seconds(),
+		Throughput: res.Throughput, ClientCPU: res.ClientCPU, ClientLimited: res.ClientLimited, ClientNote: res.Note,
+	}
+	if sum.MeasureSecs < 0 {
+		sum.MeasureSecs = 0
+	}
+	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
+		return store.StatusFailed, &storeError{ferr}
+	}
+	verdict := fmt.Sprintf("%s: %.1f ok/s", status, res.Throughput)
+	if s.Load.Model == "open" {
+		verdict += fmt.Sprintf(" of %.0f offered", p.Level)
+	}
+	verdict += fmt.Sprintf(", %d errors, %d late, %d dropped", m.Errors, m.Late, m.Dropped)
+	if res.Note != "" {
+		verdict += "; " + res.Note
+	}
+	if err != nil && status == store.StatusFailed {
+		verdict += "; " + err.Error()
+	}
+	ex.prog.RunDone(ex.state(p, "done", load.Tick{}, load.Totals{}), verdict)
+	if errors.Is(err, context.Canceled) && res.Interrupted {
+		err = nil
+	}
+	return status, err
+}

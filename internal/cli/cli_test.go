@@ -1,0 +1,240 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// The CLI tests run the real binary, so that signals, exit codes and
+// output streams are what a user gets.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "headroom-cli")
+	if err != nil {
+		panic(err)
+	}
+	binary = filepath.Join(dir, "headroom")
+	out, err := exec.Command("go", "build", "-o", binary, "github.com/headroom-dev/headroom/cmd/headroom").CombinedOutput()
+	if err != nil {
+		panic("building headroom: " + err.Error() + "\n" + string(out))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func headroom(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+var resultsDB = regexp.MustCompile(`results database: (\S+)`)
+
+func TestRunPrintsSummaryAndExports(t *testing.T) {
+	out, errOut, code := headroom(t, "run", "-o", t.TempDir(), "testdata/null.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"SLO     p99 <= 50ms", "Level 1/2 · 200 req/s", "Level 2/2 · 400 req/s", "read", "update", "all"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	m := resultsDB.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no results path in output:\n%s", out)
+	}
+	dir := filepath.Dir(m[1])
+
+	// Every planned run completed: 2 levels x 2 repetitions, each 2 s of
+	// constant arrivals, so exactly 400 or 800 requests.
+	st, err := store.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs()
+	st.Close()
+	if err != nil || len(runs) != 4 {
+		t.Fatalf("runs = %d, %v", len(runs), err)
+	}
+	for _, r := range runs {
+		if r.Status != store.StatusCompleted || r.Summary.Sent+r.Summary.Dropped != int64(2*r.Level) {
+			t.Fatalf("run %+v", r)
+		}
+	}
+
+	// CSV export of the runs table parses and has one row per run.
+	csvOut, _, code := headroom(t, "export", "--table", "runs", dir)
+	if code != 0 {
+		t.Fatalf("export exit %d", code)
+	}
+	rows, err := csv.NewReader(strings.NewReader(csvOut)).ReadAll()
+	if err != nil || len(rows) != 5 {
+		t.Fatalf("runs.csv: %d rows, %v", len(rows), err)
+	}
+	// JSON export of the intervals table.
+	jsOut, _, code := headroom(t, "export", "--format", "json", "--table", "intervals", dir)
+	if code != 0 {
+		t.Fatalf("export exit %d", code)
+	}
+	var ivs []map[string]any
+	if err := json.Unmarshal([]byte(jsOut), &ivs); err != nil || len(ivs) < 4*2*2 {
+		t.Fatalf("intervals.json: %d rows, %v", len(ivs), err)
+	}
+	// All tables into a directory.
+	listing, _, code := headroom(t, "export", "--out", filepath.Join(t.TempDir(), "x"), dir)
+	if code != 0 || strings.Count(listing, ".csv") != len(store.ExportTables()) {
+		t.Fatalf("export to directory: exit %d\n%s", code, listing)
+	}
+	// The report command reprints the summary from the store alone.
+	rep, _, code := headroom(t, "report", dir)
+	if code != 0 || !strings.Contains(rep, "Level 2/2 · 400 req/s") {
+		t.Fatalf("report exit %d:\n%s", code, rep)
+	}
+}
+
+// SIGINT mid-run stops at once, keeps the completed intervals, marks the run
+// interrupted and exits non-zero; --resume then completes the campaign
+// without repeating completed runs.
+func TestInterruptAndResume(t *testing.T) {
+	out := t.TempDir()
+	spec := filepath.Join(t.TempDir(), "long.yaml")
+	src, _ := os.ReadFile("testdata/null.yaml")
+	long := strings.Replace(string(src), "measure: 2s", "measure: 3s", 1)
+	if err := os.WriteFile(spec, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "run", "-o", out, spec)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first run takes 3 s; interrupt the second one in its middle.
+	time.Sleep(4500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := cmd.Wait()
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("took %v to stop after SIGINT", took)
+	}
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit = %v, want %d\n%s", err, ExitInterrupted, e.String())
+	}
+	lines := strings.Split(strings.TrimSpace(e.String()), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, "headroom: interrupted: 1 of 4 runs completed") || !strings.Contains(last, "--resume") {
+		t.Fatalf("last line: %q", last)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "clitest-*"))
+	if len(dirs) != 1 {
+		t.Fatalf("results dirs: %v", dirs)
+	}
+	st, err := store.Open(filepath.Join(dirs[0], "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, _ := st.Runs()
+	if len(runs) != 2 || runs[0].Status != store.StatusCompleted || runs[1].Status != store.StatusInterrupted {
+		t.Fatalf("runs after interrupt: %+v", runs)
+	}
+	ivs, _ := st.Intervals(runs[1].ID, "measure")
+	var kept int64
+	for _, iv := range ivs {
+		kept += iv.Count
+	}
+	st.Close()
+	// About 1.5 s of the interrupted run at 200 or 400 req/s were measured.
+	if kept < 200 {
+		t.Fatalf("interrupted run kept %d completed requests", kept)
+	}
+
+	_, errOut, code := headroom(t, "run", "--resume", dirs[0], "-q")
+	if code != 0 {
+		t.Fatalf("resume exit %d: %s", code, errOut)
+	}
+	st, err = store.Open(filepath.Join(dirs[0], "results.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ = st.Runs()
+	slots := map[int]int{}
+	for _, r := range runs {
+		if r.Status == store.StatusCompleted {
+			slots[r.Slot]++
+		}
+	}
+	if len(runs) != 5 || len(slots) != 4 {
+		t.Fatalf("after resume: %d runs, completed slots %v", len(runs), slots)
+	}
+	for s, n := range slots {
+		if n != 1 {
+			t.Fatalf("slot %d completed %d times", s, n)
+		}
+	}
+}
+
+func TestUserErrorsAreOneLine(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte("name: x\nload: {model: sideways}\n"), 0o644)
+	cases := [][]string{
+		{"run", "does-not-exist.yaml"},
+		{"run"},
+		{"run", "--resume", t.TempDir()},
+		{"validate", bad},
+		{"export", "--format", "xml", "."},
+		{"export", t.TempDir()},
+		{"report", "nowhere"},
+		{"run", "--bogus-flag"},
+	}
+	for _, args := range cases {
+		_, errOut, code := headroom(t, args...)
+		if code == 0 {
+			t.Errorf("%v: exit 0", args)
+		}
+		if strings.Contains(errOut, "goroutine ") || strings.Contains(errOut, "panic") {
+			t.Errorf("%v: stack trace:\n%s", args, errOut)
+		}
+		if !strings.Contains(errOut, "headroom: ") && !strings.Contains(errOut, ".yaml") {
+			t.Errorf("%v: no clear message: %q", args, errOut)
+		}
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	out, _, code := headroom(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "headroom ") {
+		t.Fatalf("version: %d %q", code, out)
+	}
+	for _, sub := range []string{"run", "validate", "export", "report", "version", "targets"} {
+		out, _, code := headroom(t, sub, "--help")
+		if code != 0 || !strings.Contains(out, "Usage:") {
+			t.Fatalf("%s --help: %d\n%s", sub, code, out)
+		}
+	}
+}

@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+func newExportCmd() *cobra.Command {
+	var format, table, out string
+	cmd := &cobra.Command{
+		Use:   "export RESULTS_DIR|results.db",
+		Short: "Write stored results as CSV or JSON",
+		Long: `Write the results tables (campaign, runs, intervals, events) as CSV or
+JSON. With --table, one table goes to standard output (or --out FILE).
+Without it, every table is written into the directory --out (default
+RESULTS_DIR/export) as <table>.<format>.`,
+		Example: `  headroom export results/quickstart-20261123-101500
+  headroom export --format json --table runs results/quickstart-20261123-101500 > runs.json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if format != "csv" && format != "json" {
+				return &exitError{ExitUsage, fmt.Sprintf("--format %q is not supported; use csv or json", format)}
+			}
+			if table != "" && !slices.Contains(store.ExportTables(), table) {
+				return &exitError{ExitUsage, fmt.Sprintf("--table %q does not exist; use one of %s", table, strings.Join(store.ExportTables(), ", "))}
+			}
+			path, err := storePath(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := store.Open(path)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if table != "" {
+				var w io.Writer = c.OutOrStdout()
+				if out != "" {
+					f, err := os.Create(out)
+					if err != nil {
+						return fmt.Errorf("cannot write %s: %w", out, err)
+					}
+					defer f.Close()
+					w = f
+				}
+				return st.Export(w, table, format)
+			}
+			dir := out
+			if dir == "" {
+				dir = filepath.Join(filepath.Dir(path), "export")
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("cannot create %s: %w", dir, err)
+			}
+			for _, t := range store.ExportTables() {
+				file := filepath.Join(dir, t+"."+format)
+				f, err := os.Create(file)
+				if err != nil {
+					return fmt.Errorf("cannot write %s: %w", file, err)
+				}
+				err = st.Export(f, t, format)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(c.OutOrStdout(), file)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "csv", "csv or json")
+	cmd.Flags().StringVarP(&table, "table", "t", "", "one table to standard output: "+strings.Join([]string{"campaign", "runs", "intervals", "events"}, ", "))
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (with --table) or directory")
+	return cmd
+}

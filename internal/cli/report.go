@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
+	"github.com/headroom-dev/headroom/internal/campaign"
+	"github.com/headroom-dev/headroom/internal/report"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+func newReportCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "report RESULTS_DIR|results.db",
+		Short: "Print the load-response summary of a stored campaign",
+		Long:  "Print the same per-level summary that `headroom run` prints at the end, read from the results database only.",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			path, err := storePath(args[0])
+			if err != nil {
+				return err
+			}
+			return printSummary(c.OutOrStdout(), path, nil)
+		},
+	}
+}
+
+// storePath accepts a results directory or the database file itself.
+func storePath(arg string) (string, error) {
+	fi, err := os.Stat(arg)
+	if err != nil {
+		return "", fmt.Errorf("%s does not exist; pass a results directory printed by headroom run, or its %s", arg, campaign.StoreFile)
+	}
+	if fi.IsDir() {
+		p := filepath.Join(arg, campaign.StoreFile)
+		if _, err := os.Stat(p); err != nil {
+			return "", fmt.Errorf("%s has no %s; pass a results directory printed by headroom run", arg, campaign.StoreFile)
+		}
+		return p, nil
+	}
+	return arg, nil
+}
+
+// printSummary renders the summary of the store at path. s may be nil, in
+// which case the spec stored with the campaign is used.
+func printSummary(w io.Writer, path string, s *spec.Spec) error {
+	st, err := store.Open(path)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if s == nil {
+		c, err := st.Campaign()
+		if err != nil {
+			return err
+		}
+		s, err = spec.Parse(c.SpecFile, []byte(c.SpecYAML))
+		if err != nil {
+			return fmt.Errorf("the spec stored in %s does not validate with this version: %w", path, err)
+		}
+	}
+	var slo *levels.SLO
+	if s.SLO != nil {
+		slo = &levels.SLO{Percentile: s.SLO.Percentile, Threshold: s.SLO.Threshold.Duration, Op: s.SLO.Operation}
+	}
+	in, incomplete, err := levels.FromStore(st, s.Load.Model, slo)
+	if err != nil {
+		return err
+	}
+	report.Terminal(w, header(s), levels.Summarize(in), incomplete)
+	return nil
+}
+
+func header(s *spec.Spec) report.Header {
+	model := "closed loop"
+	if s.Load.Model == "open" {
+		model = "open loop, " + s.Load.Arrival + " arrivals"
+	}
+	wl := "custom workload"
+	if s.Workload.YCSB != "" {
+		wl = "YCSB " + strings.ToUpper(s.Workload.YCSB)
+	}
+	if len(s.Workload.Operations) > 0 {
+		wl = "custom mix"
+	}
+	if d := s.Workload.RequestDistribution; d != "" {
+		wl += " (" + d + ")"
+	} else if cfg, err := workload.Preset(strings.ToLower(s.Workload.YCSB)); err == nil {
+		wl += " (" + cfg.RequestDistribution + ")"
+	}
+	return report.Header{Name: s.Name, Model: model, Workload: wl, Target: s.Target.Type, Reps: s.Repetitions,
+		Interval: s.Interval.Duration, Measure: s.Phases.Measure.Duration}
+}

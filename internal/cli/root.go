@@ -1,0 +1,85 @@
+// Package cli is Headroom's command line: one file per subcommand. Commands
+// parse flags, call the packages that do the work, and turn errors into one
+// clear line; they hold no measurement logic themselves.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	// Targets register themselves with the registry.
+	_ "github.com/headroom-dev/headroom/internal/target/null"
+	_ "github.com/headroom-dev/headroom/internal/target/sqlite"
+)
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitError       = 1
+	ExitUsage       = 2
+	ExitInterrupted = 130
+)
+
+// exitError carries an exit code with an already-formatted message.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// NewRoot builds the command tree.
+func NewRoot(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "headroom",
+		Short: "Measure how much load a database deployment takes, and why it slows down",
+		Long: `Headroom runs experiment campaigns written in YAML against a system under
+test (an embedded SQLite database by default), drives open- or closed-loop
+load, stores every interval in a results database, and reports capacity
+under a latency SLO with repetitions and standard errors.
+
+Start with:  headroom run examples/quickstart.yaml`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.AddCommand(newRunCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newTargetsCmd(), newVersionCmd())
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &exitError{ExitUsage, fmt.Sprintf("%v (see %s --help)", err, c.CommandPath())}
+	})
+	return root
+}
+
+// Main runs the command line and returns the process exit code. User errors
+// are printed as one line; nothing a user can cause prints a stack trace.
+func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "headroom: internal error: %v (this is a bug; please report it with the command you ran)\n", r)
+			if os.Getenv("HEADROOM_DEBUG") != "" {
+				panic(r)
+			}
+			code = ExitError
+		}
+	}()
+	root := NewRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "headroom: "+ee.msg)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "headroom: "+err.Error())
+	return ExitError
+}

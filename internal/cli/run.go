@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-dev/headroom/internal/campaign"
+	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/spec"
+)
+
+func newRunCmd() *cobra.Command {
+	var resume string
+	var quiet bool
+	var output string
+	cmd := &cobra.Command{
+		Use:   "run SPEC.yaml | run --resume RESULTS_DIR",
+		Short: "Run an experiment campaign and print its load-response summary",
+		Long: `Run every planned run of the campaign (levels x repetitions, in the spec's
+order) and write each interval to a new results directory as it completes.
+At the end, print the summary per level and the results database path.
+
+Ctrl-C or SIGTERM stops the current run at once: completed intervals are
+kept, the run is marked interrupted, and 'headroom run --resume DIR'
+finishes the campaign later without repeating completed runs.`,
+		Example: `  headroom run examples/quickstart.yaml
+  headroom run --resume results/quickstart-20261123-101500`,
+		RunE: func(c *cobra.Command, args []string) error {
+			if (resume == "") == (len(args) == 0) || len(args) > 1 {
+				return &exitError{ExitUsage, "give either one spec file or --resume RESULTS_DIR (see headroom run --help)"}
+			}
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop() // a second Ctrl-C ends the process the ordinary way
+			}()
+			var prog progress.Reporter = progress.Quiet()
+			if !quiet {
+				prog = progress.New(c.ErrOrStderr())
+			}
+			opt := campaign.Options{Progress: prog}
+			var out campaign.Outcome
+			var err error
+			if resume != "" {
+				out, err = campaign.Resume(ctx, resume, opt)
+			} else {
+				var s *spec.Spec
+				s, err = spec.LoadFile(args[0])
+				if err != nil {
+					return &exitError{ExitError, "the spec has problems:\n" + err.Error()}
+				}
+				if output != "" {
+					s.Output = output
+					s.File = "" // resolve --output against the working directory
+				}
+				fmt.Fprintf(c.ErrOrStderr(), "%s: %d runs, about %v; results in %s\n", s.Name, len(s.Plan()), plannedDuration(s), s.Output)
+				out, err = campaign.Start(ctx, s, opt)
+			}
+			prog.Finish()
+			if errors.Is(err, campaign.ErrInterrupted) {
+				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d of %d runs completed and stored in %s; continue with: headroom run --resume %s", out.Completed, out.Runs, out.Dir, out.Dir)}
+			}
+			if out.StorePath != "" {
+				if rerr := printSummary(c.OutOrStdout(), out.StorePath, out.Spec); rerr != nil && err == nil {
+					err = rerr
+				}
+				fmt.Fprintf(c.OutOrStdout(), "results database: %s\n", out.StorePath)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&resume, "resume", "", "continue the campaign in this results directory")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress display")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results (overrides the spec's output)")
+	return cmd
+}

@@ -1,0 +1,363 @@
+// Package load is Headroom's load engine: it issues operations from a
+// workload generator against a target in an open loop (requests arrive on a
+// schedule, independent of responses) or a closed loop (N clients, each
+// waiting for its response and an optional think time), and records latency
+// per operation type and per interval in HdrHistograms.
+//
+// Measurement rules (seed-digest §1): in the open loop every request has an
+// intended start time fixed by the arrival schedule, and its latency is
+// measured from that time, so a stalled target cannot hide its stall
+// (coordinated omission). A request that cannot start on time is counted as
+// late; one that cannot start within drop_after of its intended time is not
+// sent at all and is counted as dropped. The engine never catches up a
+// deficit with a burst beyond that bound.
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// Config is one run's load.
+type Config struct {
+	Model       string        // "open" or "closed"
+	Arrival     string        // open: "poisson" or "constant"
+	Rate        float64       // open: requests per second
+	Clients     int           // closed: number of clients
+	ThinkTime   time.Duration // closed: mean exponential think time; 0 = none
+	MaxInFlight int           // open: concurrent request slots
+	LateAfter   time.Duration // open: lateness beyond which a request counts as late
+	DropAfter   time.Duration // open: lateness beyond which a request is dropped
+	Timeout     time.Duration // per request
+	Warmup      time.Duration // rounded up to whole intervals
+	Measure     time.Duration
+	Interval    time.Duration
+	Seed        uint64
+	// Ops lists the operation types of the workload mix, so that intervals in
+	// which an operation completed nothing are still reported (as zero).
+	Ops []workload.OpType
+}
+
+// earlyTolerance: a worker whose next request is due within this much time
+// starts it at once instead of sleeping, because a sleep that short would
+// overshoot by more than it waits. Latency is then measured from the actual
+// start, never from a later intended time, so it is not understated.
+const earlyTolerance = 20 * time.Microsecond
+
+// Validate reports the first problem with c in one sentence.
+func (c Config) Validate() error {
+	switch c.Model {
+	case "open":
+		if !(c.Rate > 0) || math.IsInf(c.Rate, 0) {
+			return fmt.Errorf("open loop needs a positive rate, got %v", c.Rate)
+		}
+		if c.MaxInFlight < 1 {
+			return fmt.Errorf("max_in_flight must be at least 1, got %d", c.MaxInFlight)
+		}
+		if c.DropAfter <= c.LateAfter {
+			return fmt.Errorf("drop_after (%v) must be longer than late_after (%v)", c.DropAfter, c.LateAfter)
+		}
+	case "closed":
+		if c.Clients < 1 {
+			return fmt.Errorf("closed loop needs at least 1 client, got %d", c.Clients)
+		}
+	default:
+		return fmt.Errorf("load model must be open or closed, got %q", c.Model)
+	}
+	if c.Interval <= 0 || c.Measure <= 0 || c.Warmup < 0 || c.Timeout <= 0 {
+		return fmt.Errorf("interval, measure and timeout must be positive and warmup not negative")
+	}
+	if len(c.Ops) == 0 {
+		return errors.New("the workload has no operation types")
+	}
+	return nil
+}
+
+// Result summarises one run. Counts of the measured phase include requests
+// that were intended during it and completed after it ended.
+type Result struct {
+	Start         time.Time     // wall clock at the start of the run (interval 0)
+	MeasureStart  time.Duration // since Start
+	MeasureEnd    time.Duration // since Start; earlier than planned when interrupted
+	Warmup        Totals
+	Measured      Totals
+	Unfinished    int64   // requests still in flight when an interrupted run stopped
+	TargetRate    float64 // open loop: the arrival rate asked for
+	SentRate      float64 // requests started (or dropped) per second of the measured phase
+	Throughput    float64 // successful requests per second of the measured phase
+	ClientCPU     float64 // this process's CPU use over the measured phase, % of one core
+	Cores         int     // cores the process may use
+	ClientLimited bool    // the load generator itself limited the load
+	Note          string  // one sentence on late/dropped requests or client limits
+	Interrupted   bool
+	Reattributed  int64 // requests counted in a later interval than they completed in
+}
+
+// Sink receives each interval as it completes, in order. A sink error stops
+// the run (for example when the results store cannot be written).
+type Sink func(Tick) error
+
+// Run drives one run: warmup then measure, reporting each interval to sink
+// as it completes. When ctx is cancelled the run stops at once, the partial
+// interval is still reported, and Result.Interrupted is set.
+func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Generator, sink Sink) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	slots := cfg.Clients
+	if cfg.Model == "open" {
+		slots = cfg.MaxInFlight
+	}
+	clients := make([]target.Client, 0, slots)
+	defer func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}()
+	for i := 0; i < slots; i++ {
+		c, err := tgt.NewClient(ctx)
+		if err != nil {
+			return Result{}, fmt.Errorf("opening client %d of %d: %w", i+1, slots, err)
+		}
+		clients = append(clients, c)
+	}
+
+	iv := int64(cfg.Interval)
+	measureStart := (int64(cfg.Warmup) + iv - 1) / iv * iv
+	end := measureStart + int64(cfg.Measure)
+	kinds := newKindTable()
+	col := newCollector(cfg.Interval, measureStart, cfg.Ops, kinds)
+
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	e := &run{cfg: cfg, col: col, measureStart: measureStart, end: end, ctx: runCtx, kinds: kinds}
+	var src *arrivals
+	if cfg.Model == "open" {
+		sched, err := NewSchedule(cfg.Arrival, cfg.Rate, cfg.Seed)
+		if err != nil {
+			return Result{}, err
+		}
+		src = &arrivals{sched: sched, gen: gen, end: end, pacer: newPacer(e.since, cfg.MaxInFlight), since: e.since}
+	}
+
+	// Workers start before the clock does and wait for it, so that the
+	// first intended requests are not late by the time it takes to start
+	// hundreds of goroutines.
+	begin := make(chan struct{})
+	var wg sync.WaitGroup
+	workers := make([]*worker, slots)
+	for i := range workers {
+		w := &worker{run: e, client: clients[i], rec: col.newHandle(), op: gen.NewOp()}
+		if cfg.Model == "closed" {
+			w.gen = gen.Fork(uint64(i) + 1)
+			w.rng = newRand(cfg.Seed, uint64(i)+1)
+		}
+		workers[i] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-begin
+			w.resetCtx()
+			if src != nil {
+				w.open(src)
+			} else {
+				w.closed()
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	e.t0 = time.Now()
+	res := Result{Start: e.t0, MeasureStart: time.Duration(measureStart), TargetRate: cfg.Rate, Cores: cores()}
+	if src != nil {
+		go src.pacer.loop()
+		defer close(src.pacer.stop)
+	}
+	close(begin)
+
+	cpuStart, cpuEnd := -1.0, -1.0
+	var sinkErr error
+	emit := func(ticks []Tick) {
+		for _, t := range ticks {
+			t.At = e.t0.Add(t.Start)
+			if sinkErr == nil {
+				sinkErr = sink(t)
+				if sinkErr != nil {
+					stop()
+				}
+			}
+		}
+		col.release(ticks)
+	}
+	grace := min(cfg.Interval/10, 50*time.Millisecond)
+	watch := min(cfg.Timeout/4, 100*time.Millisecond)
+	watchdog := time.NewTicker(watch)
+	defer watchdog.Stop()
+	timer := time.NewTimer(0)
+	<-timer.C
+	next := int64(0) // next interval index to hand out
+	finished := false
+	for !finished {
+		due := time.Duration((next+1)*iv) + grace
+		timer.Reset(time.Until(e.t0.Add(due)))
+		select {
+		case <-timer.C:
+			now := e.since()
+			if cpuStart < 0 && now >= measureStart {
+				cpuStart = processCPUSeconds()
+			}
+			if cpuEnd < 0 && now >= end {
+				cpuEnd = processCPUSeconds()
+			}
+			emit(col.take(next, 0))
+			next++
+		case <-watchdog.C:
+			e.expire(workers)
+		case <-done:
+			finished = true
+		case <-runCtx.Done():
+			res.Interrupted = ctx.Err() != nil
+			for _, w := range workers {
+				w.cancel()
+			}
+			<-done
+			finished = true
+		}
+	}
+	timer.Stop()
+	stopped := e.since()
+	if cpuEnd < 0 {
+		cpuEnd = processCPUSeconds()
+	}
+	// A run that was not interrupted covers its planned time even when its
+	// last request finished early; requests still completing after the end
+	// (drain) extend the last intervals.
+	if !res.Interrupted && sinkErr == nil {
+		stopped = max(stopped, end)
+	}
+	emit(col.take(next, max(stopped, 1)))
+
+	res.MeasureEnd = time.Duration(min(stopped, end))
+	tot := col.snapshotTotals()
+	res.Warmup, res.Measured = tot[Warmup], tot[Measure]
+	res.Unfinished = e.unfinished.Load()
+	res.Reattributed = col.reattributed
+	if secs := (res.MeasureEnd - res.MeasureStart).Seconds(); secs > 0 {
+		m := res.Measured
+		res.SentRate = float64(m.Sent()+m.Dropped) / secs
+		res.Throughput = float64(m.Completed) / secs
+		if cpuStart >= 0 {
+			res.ClientCPU = 100 * (cpuEnd - cpuStart) / secs
+		}
+	}
+	res.judge(cfg)
+	if sinkErr != nil {
+		return res, fmt.Errorf("storing interval results: %w", sinkErr)
+	}
+	return res, nil
+}
+
+// judge decides whether the client was the limit and explains late or
+// dropped requests in one sentence.
+func (r *Result) judge(cfg Config) {
+	m := r.Measured
+	offered := m.Sent() + m.Dropped
+	cpuBusy := r.ClientCPU >= 90*float64(r.Cores)
+	if cfg.Model == "open" && offered > 0 {
+		behind := float64(m.Late+m.Dropped) / float64(offered)
+		switch {
+		case behind > 0.001 && cpuBusy:
+			r.ClientLimited = true
+			r.Note = fmt.Sprintf("client CPU saturated (%.0f%% of %d cores) with %.2f%% of requests late or dropped: the load generator limited the rate", r.ClientCPU, r.Cores, 100*behind)
+		case behind > 0.001:
+			r.Note = fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)", 100*behind, cfg.MaxInFlight)
+		}
+		return
+	}
+	if cpuBusy {
+		r.ClientLimited = true
+		r.Note = fmt.Sprintf("client CPU saturated (%.0f%% of %d cores): throughput may be limited by the load generator", r.ClientCPU, r.Cores)
+	}
+}
+
+func cores() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
+
+// run is the state shared by the workers of one run.
+type run struct {
+	cfg          Config
+	col          *collector
+	kinds        *kindTable
+	ctx          context.Context
+	t0           time.Time
+	measureStart int64
+	end          int64
+	unfinished   atomic.Int64
+}
+
+// since returns nanoseconds since the start of the run on the monotonic clock.
+func (e *run) since() int64 { return int64(time.Since(e.t0)) }
+
+func (e *run) phase(intended int64) Phase {
+	if intended < e.measureStart {
+		return Warmup
+	}
+	return Measure
+}
+
+// expire cancels requests that have run longer than the timeout. It works
+// per worker rather than per request so that no context is allocated for
+// each request.
+func (e *run) expire(ws []*worker) {
+	now := e.since()
+	for _, w := range ws {
+		if s := w.busySince.Load(); s > 0 && now-s > int64(e.cfg.Timeout) {
+			w.timedOut.Store(true)
+			w.cancel()
+		}
+	}
+}
+
+// arrivals hands out the open loop's requests in schedule order. The
+// operation is drawn under the same lock so that the k-th arrival is the same
+// operation in every run with the same seed.
+type arrivals struct {
+	mu    sync.Mutex
+	sched Schedule
+	gen   *workload.Generator
+	end   int64
+	done  bool
+	pacer *pacer
+	since func() int64
+}
+
+// next claims the next arrival into op. When it is due later than
+// earlyTolerance from now, w is queued with the pacer (under the same lock,
+// so the pacer's queue stays in schedule order) and wait is true: the caller
+// must then wait for w.wake.
+func (a *arrivals) next(op *workload.Op, w *waiter) (intended int64, wait, ok bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.done {
+		return 0, false, false
+	}
+	t := a.sched.Next()
+	if t >= a.end {
+		a.done = true
+		return 0, false, false
+	}
+	a.gen.Next(op)
+	if t-a.since() > int64(earlyTolerance) {
+		a.pacer.enqueue(w, t)
+		return t, true, true
+	}
+	return t, false, true
+}

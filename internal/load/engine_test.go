@@ -1,0 +1,310 @@
+package load
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// stallTarget serves every request after a fixed delay, except that during
+// the window [stallAt, stallAt+stallFor) after start() no request completes
+// until the window ends: a designed stall of the whole system.
+type stallTarget struct {
+	delay    time.Duration
+	stallAt  time.Duration
+	stallFor time.Duration
+	mu       sync.Mutex
+	t0       time.Time
+	// blockOn makes requests for keys with KeyNum%blockOn == 0 block until
+	// their context ends (0 = never).
+	blockOn uint64
+}
+
+func (s *stallTarget) start() { s.mu.Lock(); s.t0 = time.Now(); s.mu.Unlock() }
+
+func (s *stallTarget) Prepare(context.Context, workload.Config, bool) error { return nil }
+func (s *stallTarget) NewClient(context.Context) (target.Client, error)     { return stallClient{s}, nil }
+func (s *stallTarget) Close() error                                         { return nil }
+
+type stallClient struct{ s *stallTarget }
+
+func (c stallClient) Close() error { return nil }
+
+func (c stallClient) Do(ctx context.Context, op *workload.Op) error {
+	s := c.s
+	if s.blockOn > 0 && op.KeyNum%s.blockOn == 0 {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	s.mu.Lock()
+	t0 := s.t0
+	s.mu.Unlock()
+	if s.stallFor > 0 {
+		since := time.Since(t0)
+		if since >= s.stallAt && since < s.stallAt+s.stallFor {
+			time.Sleep(s.stallAt + s.stallFor - since)
+		}
+	}
+	if s.delay > 0 {
+		time.Sleep(s.delay)
+	}
+	return nil
+}
+
+func generator(t *testing.T, preset string) *workload.Generator {
+	t.Helper()
+	cfg, err := workload.Preset(preset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := workload.New(cfg, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+// collect runs the engine and gathers every tick's statistics (copying the
+// histograms, which the engine reuses).
+type collected struct {
+	ticks   []Tick
+	byPhase map[Phase]*hdrhistogram.Histogram
+	counts  map[Phase]Totals
+}
+
+func runCollect(t *testing.T, ctx context.Context, cfg Config, tgt target.Target, g *workload.Generator) (Result, collected) {
+	t.Helper()
+	c := collected{byPhase: map[Phase]*hdrhistogram.Histogram{Warmup: NewHistogram(), Measure: NewHistogram()}, counts: map[Phase]Totals{}}
+	res, err := Run(ctx, cfg, tgt, g, func(tk Tick) error {
+		cp := tk
+		cp.Stats = nil
+		for _, o := range tk.Stats {
+			c.byPhase[o.Phase].Merge(o.Hist)
+			tot := c.counts[o.Phase]
+			tot.Completed += o.Count
+			tot.Errors += o.Errors
+			tot.Late += o.Late
+			tot.Dropped += o.Dropped
+			c.counts[o.Phase] = tot
+			o.Hist = nil
+			cp.Stats = append(cp.Stats, o)
+		}
+		c.ticks = append(c.ticks, cp)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return res, c
+}
+
+func openConfig(rate float64, inFlight int, measure time.Duration) Config {
+	return Config{
+		Model: "open", Arrival: "constant", Rate: rate, MaxInFlight: inFlight,
+		LateAfter: time.Millisecond, DropAfter: 100 * time.Millisecond, Timeout: 5 * time.Second,
+		Measure: measure, Interval: time.Second, Seed: 1,
+		Ops: []workload.OpType{workload.Read, workload.Update},
+	}
+}
+
+// A stall of 500 ms with few request slots: the requests in flight when the
+// stall starts wait for all of it and their latency, measured from their
+// intended start, shows it; the arrivals that found every slot busy are
+// counted late or dropped, and no request goes unaccounted.
+func TestOpenLoopStallWithFewSlots(t *testing.T) {
+	tgt := &stallTarget{delay: 200 * time.Microsecond, stallAt: 1200 * time.Millisecond, stallFor: 500 * time.Millisecond}
+	tgt.start()
+	res, c := runCollect(t, context.Background(), openConfig(1000, 20, 3*time.Second), tgt, generator(t, "a"))
+	m := res.Measured
+	// Constant arrivals at 1000/s for 3 s: exactly 3000 intended requests.
+	if got := m.Sent() + m.Dropped + res.Unfinished; got != 3000 {
+		t.Fatalf("sent+dropped = %d, want exactly 3000 arrivals accounted for (%+v)", got, m)
+	}
+	if m.Late == 0 || m.Dropped == 0 {
+		t.Fatalf("expected late and dropped requests after the stall, got late=%d dropped=%d", m.Late, m.Dropped)
+	}
+	h := c.byPhase[Measure]
+	if max := h.Max(); max < 450_000 {
+		t.Fatalf("max latency %d µs does not reflect the 500 ms stall", max)
+	}
+	// The 20 requests that were in flight when the stall began waited for
+	// all of it: they are the top 0.67% of 3000 requests.
+	if p995 := h.ValueAtQuantile(99.5); p995 < 400_000 {
+		t.Fatalf("p99.5 %d µs does not reflect the stall", p995)
+	}
+	// The arrivals that found every slot busy were either dropped (more
+	// than 100 ms behind) or sent late, with their lateness in their latency.
+	if m.Late < 50 || m.Dropped < 300 {
+		t.Fatalf("late=%d dropped=%d; expected ~100 late and ~380 dropped", m.Late, m.Dropped)
+	}
+	if res.Note == "" {
+		t.Fatal("expected a note explaining the late requests")
+	}
+	if c.counts[Measure].Completed != m.Completed || c.counts[Measure].Dropped != m.Dropped || c.counts[Measure].Late != m.Late {
+		t.Fatalf("tick totals %+v differ from result totals %+v", c.counts[Measure], m)
+	}
+}
+
+// With enough slots nothing is late, yet every request intended during the
+// stall carries the stall in its latency: the client does not hide it
+// (no coordinated omission).
+func TestOpenLoopStallWithEnoughSlots(t *testing.T) {
+	tgt := &stallTarget{delay: 100 * time.Microsecond, stallAt: 1200 * time.Millisecond, stallFor: 500 * time.Millisecond}
+	tgt.start()
+	res, c := runCollect(t, context.Background(), openConfig(1000, 1000, 3*time.Second), tgt, generator(t, "a"))
+	m := res.Measured
+	if m.Completed != 3000 || m.Dropped != 0 {
+		t.Fatalf("want all 3000 requests completed, got %+v", m)
+	}
+	if frac := float64(m.Late) / 3000; frac > 0.01 {
+		t.Fatalf("%.2f%% late with free slots; the schedule should have been kept", 100*frac)
+	}
+	h := c.byPhase[Measure]
+	// About 500 of 3000 requests (17%) were intended during the stall and
+	// waited for its end: the 90th percentile lies among them.
+	if p90 := h.ValueAtQuantile(90); p90 < 150_000 {
+		t.Fatalf("p90 %d µs; ~17%% of requests waited in the stall", p90)
+	}
+	if max := h.Max(); max < 450_000 || max > 700_000 {
+		t.Fatalf("max %d µs, want about 500 ms", max)
+	}
+}
+
+// An unloaded fast target keeps the schedule: per-interval counts match the
+// rate and the latency is the target's own.
+func TestOpenLoopIntervals(t *testing.T) {
+	tgt := &stallTarget{delay: 2 * time.Millisecond}
+	cfg := openConfig(200, 64, 2*time.Second)
+	cfg.Interval = 500 * time.Millisecond
+	cfg.Warmup = 500 * time.Millisecond
+	res, c := runCollect(t, context.Background(), cfg, tgt, generator(t, "a"))
+	if res.Warmup.Completed != 100 || res.Measured.Completed != 400 {
+		t.Fatalf("warmup/measure completed = %d/%d, want 100/400", res.Warmup.Completed, res.Measured.Completed)
+	}
+	measureTicks := 0
+	for _, tk := range c.ticks {
+		if tk.Phase == Measure && tk.Duration == cfg.Interval {
+			measureTicks++
+		}
+	}
+	if measureTicks < 4 {
+		t.Fatalf("want at least 4 full measured intervals, got %d", measureTicks)
+	}
+	p50 := c.byPhase[Measure].ValueAtQuantile(50)
+	if p50 < 2000 || p50 > 6000 {
+		t.Fatalf("p50 %d µs, want about 2 ms", p50)
+	}
+	if res.Measured.Late > 4 {
+		t.Fatalf("%d late requests at 200/s on an idle target", res.Measured.Late)
+	}
+}
+
+// A closed loop with think time: N clients each issue one request per
+// (service + think) time, so throughput ≈ N / mean think time.
+func TestClosedLoopThinkTime(t *testing.T) {
+	cfg := Config{Model: "closed", Clients: 4, ThinkTime: 10 * time.Millisecond, Timeout: time.Second,
+		Measure: 2 * time.Second, Interval: time.Second, Seed: 3, Ops: []workload.OpType{workload.Read, workload.Update}}
+	res, _ := runCollect(t, context.Background(), cfg, &stallTarget{}, generator(t, "a"))
+	if res.Throughput < 300 || res.Throughput > 450 {
+		t.Fatalf("throughput %.0f/s, want about 4/10ms = 400/s", res.Throughput)
+	}
+	if res.Measured.Late != 0 || res.Measured.Dropped != 0 || res.Measured.Errors != 0 {
+		t.Fatalf("closed loop has no late/dropped/errors here: %+v", res.Measured)
+	}
+}
+
+func TestClosedLoopBackToBack(t *testing.T) {
+	cfg := Config{Model: "closed", Clients: 2, Timeout: time.Second, Measure: time.Second, Interval: time.Second, Seed: 3,
+		Ops: []workload.OpType{workload.Read, workload.Update}}
+	res, c := runCollect(t, context.Background(), cfg, &stallTarget{delay: time.Millisecond}, generator(t, "a"))
+	// Two clients, ~1 ms per request: at most 2000 requests in 1 s.
+	if res.Measured.Completed < 800 || res.Measured.Completed > 2000 {
+		t.Fatalf("completed %d, want between 800 and 2000", res.Measured.Completed)
+	}
+	if got := c.counts[Measure].Completed; got != res.Measured.Completed {
+		t.Fatalf("ticks count %d, result %d", got, res.Measured.Completed)
+	}
+}
+
+// Requests that exceed the timeout are cancelled and counted as timeouts.
+func TestTimeouts(t *testing.T) {
+	cfg := openConfig(100, 32, time.Second)
+	cfg.Timeout = 100 * time.Millisecond
+	res, c := runCollect(t, context.Background(), cfg, &stallTarget{blockOn: 5}, generator(t, "c"))
+	if res.Measured.Errors == 0 {
+		t.Fatal("expected timeouts")
+	}
+	var timeouts int64
+	for _, tk := range c.ticks {
+		for _, o := range tk.Stats {
+			timeouts += o.ErrorKinds["timeout"]
+		}
+	}
+	if timeouts != res.Measured.Errors {
+		t.Fatalf("timeouts %d, errors %d: every error here is a timeout", timeouts, res.Measured.Errors)
+	}
+}
+
+// Cancelling the context stops the run at once and still reports the
+// partial interval.
+func TestInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	start := time.Now()
+	res, c := runCollect(t, ctx, openConfig(500, 32, 10*time.Second), &stallTarget{delay: time.Millisecond}, generator(t, "a"))
+	if took := time.Since(start); took > 3*time.Second {
+		t.Fatalf("run took %v after cancel at 1.5s", took)
+	}
+	if !res.Interrupted {
+		t.Fatal("result not marked interrupted")
+	}
+	var n int64
+	for _, tk := range c.ticks {
+		for _, o := range tk.Stats {
+			n += o.Count
+		}
+	}
+	if n < 600 || n != res.Measured.Completed+res.Warmup.Completed {
+		t.Fatalf("ticks hold %d completions, result %d+%d; the partial interval must be kept", n, res.Warmup.Completed, res.Measured.Completed)
+	}
+}
+
+func TestScheduleDeterministicAndRate(t *testing.T) {
+	a, _ := NewSchedule("poisson", 1000, 9)
+	b, _ := NewSchedule("poisson", 1000, 9)
+	var last int64
+	n := 0
+	for {
+		x, y := a.Next(), b.Next()
+		if x != y {
+			t.Fatal("same seed gave different schedules")
+		}
+		if x < last {
+			t.Fatal("schedule went backwards")
+		}
+		last = x
+		if x >= int64(10*time.Second) {
+			break
+		}
+		n++
+	}
+	// Poisson count over 10 s at 1000/s: mean 10000, sd 100.
+	if n < 9600 || n > 10400 {
+		t.Fatalf("%d arrivals in 10 s at 1000/s", n)
+	}
+	c, _ := NewSchedule("constant", 4, 0)
+	for i, want := range []int64{0, 250e6, 500e6, 750e6} {
+		if got := c.Next(); got != want {
+			t.Fatalf("constant arrival %d at %d, want %d", i, got, want)
+		}
+	}
+	if _, err := NewSchedule("bursty", 1, 0); err == nil {
+		t.Fatal("unknown arrival process accepted")
+	}
+}

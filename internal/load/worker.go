@@ -1,0 +1,143 @@
+package load
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// worker is one request slot: in the open loop one of max_in_flight slots
+// that take arrivals in schedule order, in the closed loop one client.
+type worker struct {
+	run    *run
+	client target.Client
+	rec    *handle
+	op     *workload.Op
+	gen    *workload.Generator // closed loop: this client's own stream
+	rng    *rand.Rand          // closed loop: think times
+
+	mu        sync.Mutex // guards stop, which the watchdog calls
+	ctx       context.Context
+	stop      context.CancelFunc
+	busySince atomic.Int64 // ns since run start of the request in flight; 0 when idle
+	timedOut  atomic.Bool
+}
+
+func newRand(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream^0x70ad)) }
+
+func (w *worker) resetCtx() {
+	ctx, stop := context.WithCancel(w.run.ctx)
+	w.mu.Lock()
+	w.ctx, w.stop = ctx, stop
+	w.mu.Unlock()
+}
+
+func (w *worker) cancel() {
+	w.mu.Lock()
+	if w.stop != nil {
+		w.stop()
+	}
+	w.mu.Unlock()
+}
+
+// do executes w.op, which was intended to start at intended and started at
+// start, and records the outcome. Latency is measured from the earlier of the
+// two: from the intended time when the request is late (so queueing in the
+// client is charged to the system, seed-digest §1), from the actual start
+// when it started slightly early.
+func (w *worker) do(intended, start int64, phase Phase, late bool) {
+	w.busySince.Store(max(start, 1))
+	err := w.client.Do(w.ctx, w.op)
+	end := w.run.since()
+	w.busySince.Store(0)
+	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase}
+	if late {
+		e.flags = flagLate
+	}
+	timedOut := w.timedOut.Swap(false)
+	if timedOut {
+		w.resetCtx()
+	}
+	if err != nil {
+		kind := "timeout"
+		if !timedOut {
+			if w.run.ctx.Err() != nil {
+				// The run was stopped under this request: not the target's error.
+				w.run.unfinished.Add(1)
+				return
+			}
+			kind = classify(err)
+		}
+		e.kind = w.run.kinds.id(kind)
+	}
+	w.rec.record(e)
+}
+
+// open takes arrivals from src until the schedule passes the end of the run.
+func (w *worker) open(src *arrivals) {
+	cfg := &w.run.cfg
+	wt := &waiter{wake: make(chan struct{}, 1)}
+	done := w.run.ctx.Done()
+	for {
+		intended, wait, ok := src.next(w.op, wt)
+		if !ok {
+			return
+		}
+		if wait {
+			select {
+			case <-wt.wake:
+			case <-done:
+				return
+			}
+		} else if w.run.ctx.Err() != nil {
+			return
+		}
+		now := w.run.since()
+		lateness := now - intended
+		phase := w.run.phase(intended)
+		if lateness > int64(cfg.DropAfter) {
+			// No catch-up burst: a request this far behind its schedule is
+			// not sent, only counted.
+			w.rec.record(entry{end: now, op: w.op.Type, phase: phase, flags: flagDropped})
+			continue
+		}
+		w.do(intended, now, phase, lateness > int64(cfg.LateAfter))
+	}
+}
+
+// closed issues requests back to back, with an exponential think time
+// between them when one is configured, until the end of the run.
+func (w *worker) closed() {
+	cfg := &w.run.cfg
+	var timer *time.Timer
+	done := w.run.ctx.Done()
+	for {
+		now := w.run.since()
+		if now >= w.run.end || w.run.ctx.Err() != nil {
+			return
+		}
+		w.gen.Next(w.op)
+		w.do(now, now, w.run.phase(now), false)
+		if cfg.ThinkTime > 0 {
+			think := time.Duration(w.rng.ExpFloat64() * float64(cfg.ThinkTime))
+			if left := time.Duration(w.run.end - w.run.since()); think > left {
+				think = max(left, 0)
+			}
+			if timer == nil {
+				timer = time.NewTimer(think)
+			} else {
+				timer.Reset(think)
+			}
+			select {
+			case <-timer.C:
+			case <-done:
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,127 @@
+// Package progress shows a campaign's progress: a live bar on a terminal
+// (level, repetition, phase, ETA), or one line per run when the output is a
+// log file or CI console.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// State is where a campaign stands.
+type State struct {
+	Run, Runs           int // 1-based run number in execution order, and total
+	LevelIndex, Levels  int // 1-based
+	Level               string
+	Repetition, Reps    int // 1-based
+	Phase               string
+	Done, Total         time.Duration // planned time completed and in all
+	Throughput          float64       // last interval: successful requests/s
+	P99                 time.Duration // last interval: p99 latency over all operations
+	Late, Dropped, Errs int64         // so far in this run
+}
+
+// Reporter receives progress updates.
+type Reporter interface {
+	Update(State)
+	// RunDone reports a finished run with a one-line verdict.
+	RunDone(State, string)
+	// Finish clears the bar.
+	Finish()
+}
+
+// New returns a bar when w is a terminal and a line printer otherwise.
+func New(w io.Writer) Reporter {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return newBar(f)
+	}
+	return &lines{w: w}
+}
+
+// Quiet returns a reporter that shows nothing.
+func Quiet() Reporter { return quiet{} }
+
+type quiet struct{}
+
+func (quiet) Update(State)          {}
+func (quiet) RunDone(State, string) {}
+func (quiet) Finish()               {}
+
+func describe(s State) string {
+	d := fmt.Sprintf("run %d/%d · level %d/%d (%s) · rep %d/%d · %s", s.Run, s.Runs, s.LevelIndex, s.Levels, s.Level, s.Repetition, s.Reps, s.Phase)
+	if s.Phase == "warmup" || s.Phase == "measure" {
+		d += fmt.Sprintf(" · %.0f ok/s p99 %v", s.Throughput, s.P99.Round(10*time.Microsecond))
+		if s.Late+s.Dropped > 0 {
+			d += fmt.Sprintf(" late %d dropped %d", s.Late, s.Dropped)
+		}
+		if s.Errs > 0 {
+			d += fmt.Sprintf(" errors %d", s.Errs)
+		}
+	}
+	return d
+}
+
+type bar struct {
+	b *progressbar.ProgressBar
+}
+
+func newBar(w io.Writer) *bar {
+	return &bar{b: progressbar.NewOptions64(1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionShowElapsedTimeOnFinish(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+func (b *bar) Update(s State) {
+	if total := s.Total.Milliseconds(); total > 0 && b.b.GetMax64() != total {
+		b.b.ChangeMax64(total)
+	}
+	b.b.Describe(describe(s))
+	_ = b.b.Set64(min(s.Done.Milliseconds(), s.Total.Milliseconds()))
+}
+
+func (b *bar) RunDone(s State, verdict string) {
+	b.Update(s)
+}
+
+func (b *bar) Finish() { _ = b.b.Finish() }
+
+// lines prints one line when a run starts and one when it ends.
+type lines struct {
+	w    io.Writer
+	last string
+	t0   time.Time
+}
+
+func (l *lines) Update(s State) {
+	if l.t0.IsZero() {
+		l.t0 = time.Now()
+	}
+	key := fmt.Sprintf("%d/%s", s.Run, s.Phase)
+	if key == l.last || (s.Phase != "populate" && s.Phase != "warmup") {
+		return
+	}
+	l.last = key
+	if s.Phase == "populate" {
+		fmt.Fprintf(l.w, "populating the target...\n")
+		return
+	}
+	fmt.Fprintf(l.w, "run %d/%d: level %d/%d (%s), repetition %d/%d, ETA %v\n",
+		s.Run, s.Runs, s.LevelIndex, s.Levels, s.Level, s.Repetition, s.Reps, (s.Total - s.Done).Round(time.Second))
+}
+
+func (l *lines) RunDone(s State, verdict string) {
+	fmt.Fprintf(l.w, "run %d/%d done: %s\n", s.Run, s.Runs, verdict)
+}
+
+func (l *lines) Finish() {}

@@ -1,0 +1,149 @@
+// Package report renders analysis results for people: the terminal summary
+// now; HTML and JSON reports join it as analyses grow.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
+	"github.com/headroom-dev/headroom/internal/analysis/stats"
+)
+
+// Header describes the campaign in one line above the summary.
+type Header struct {
+	Name     string
+	Model    string // "open, poisson arrivals" / "closed"
+	Workload string
+	Target   string
+	Reps     int
+	Interval time.Duration
+	Measure  time.Duration
+}
+
+// Terminal writes the load-response summary: verdicts first, then one table
+// per level. Every number says what it is computed from.
+func Terminal(w io.Writer, h Header, s levels.Summary, incomplete int) {
+	fmt.Fprintf(w, "\n%s · %s · %s on %s\n", h.Name, h.Model, h.Workload, h.Target)
+	fmt.Fprintf(w, "%d levels x %d repetitions; each figure is the mean ± standard error across repetitions of the measured phase (%v, intervals of %v)\n",
+		len(s.Levels), h.Reps, h.Measure, h.Interval)
+	if incomplete > 0 {
+		fmt.Fprintf(w, "%d run(s) were interrupted or failed and are not included.\n", incomplete)
+	}
+	fmt.Fprintln(w)
+	writeVerdicts(w, s)
+	for i, l := range s.Levels {
+		writeLevel(w, s, i, l)
+	}
+}
+
+func unit(model string, v float64) string {
+	if model == "closed" {
+		return fmt.Sprintf("%g clients", v)
+	}
+	return fmt.Sprintf("%g req/s", v)
+}
+
+func writeVerdicts(w io.Writer, s levels.Summary) {
+	if s.SLO != nil && len(s.Levels) > 0 {
+		op := "all operations"
+		if s.SLO.Op != "" {
+			op = s.SLO.Op
+		}
+		fmt.Fprintf(w, "SLO     p%g <= %v (%s): ", s.SLO.Percentile, s.SLO.Threshold, op)
+		switch {
+		case s.FirstFail < 0:
+			fmt.Fprintf(w, "met at every level, up to %s\n", unit(s.Model, s.Levels[len(s.Levels)-1].Level))
+		default:
+			f := s.Levels[s.FirstFail]
+			if s.LastPass >= 0 {
+				fmt.Fprintf(w, "met up to %s; ", unit(s.Model, s.Levels[s.LastPass].Level))
+			} else {
+				fmt.Fprint(w, "not met at any level; ")
+			}
+			fmt.Fprintf(w, "first fails at %s (%.2f%% of offered requests within %v, p%g = %s)\n",
+				unit(s.Model, f.Level), 100*f.SLO.Within.Mean, s.SLO.Threshold, s.SLO.Percentile, micros(f.SLO.Value.Mean))
+		}
+	}
+	limited := 0
+	first := -1.0
+	for _, l := range s.Levels {
+		if l.ClientLimited > 0 {
+			if first < 0 {
+				first = l.Level
+			}
+			limited += l.ClientLimited
+		}
+	}
+	if limited == 0 {
+		fmt.Fprintln(w, "Client  was not the limit in any run")
+	} else {
+		fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: those levels measure the load generator, not the target\n", limited, unit(s.Model, first))
+	}
+	fmt.Fprintln(w)
+}
+
+func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
+	fmt.Fprintf(w, "Level %d/%d · %s offered · %d repetition(s)\n", i+1, len(s.Levels), unit(s.Model, l.Level), l.Reps)
+	fmt.Fprintf(w, "  achieved %s ok/s · late %s · dropped %s · errors %s",
+		est(l.Throughput, 1), est(l.Late, 0), est(l.Dropped, 0), est(l.Errors, 0))
+	if l.SLO != nil {
+		verdict := "pass"
+		if !l.SLO.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, " · SLO %s (%.2f%% within)", verdict, 100*l.SLO.Within.Mean)
+	}
+	fmt.Fprintln(w)
+	for _, n := range l.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "  op\tok/run\tmean\tp50\tp95\tp99\tmax\t")
+	for _, o := range l.Ops {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Op, est(o.Count, 0),
+			lat(o.Latency.Mean), lat(o.Latency.P50), lat(o.Latency.P95), lat(o.Latency.P99), lat(o.Latency.Max))
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// est prints mean ± standard error; the ± part is left out for a single
+// repetition, where there is no standard error.
+func est(e stats.Estimate, decimals int) string {
+	if e.N == 0 || math.IsNaN(e.Mean) {
+		return "-"
+	}
+	if e.N < 2 || math.IsNaN(e.SE) {
+		return fmt.Sprintf("%.*f", decimals, e.Mean)
+	}
+	return fmt.Sprintf("%.*f ± %.*f", decimals, e.Mean, decimals, e.SE)
+}
+
+// lat prints a latency estimate (µs) in a readable unit.
+func lat(e stats.Estimate) string {
+	if e.N == 0 || math.IsNaN(e.Mean) {
+		return "-"
+	}
+	s := micros(e.Mean)
+	if e.N >= 2 && !math.IsNaN(e.SE) {
+		s += " ± " + strings.TrimSpace(micros(e.SE))
+	}
+	return s
+}
+
+func micros(us float64) string {
+	switch {
+	case math.IsNaN(us):
+		return "-"
+	case us >= 1e6:
+		return fmt.Sprintf("%.2fs", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.2fms", us/1e3)
+	}
+	return fmt.Sprintf("%.0fµs", us)
+}

@@ -1,0 +1,61 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzParse checks that no input makes Parse panic, that every failure is a
+// non-empty Errors with one single-line error per problem, each naming the
+// file, and that every accepted spec plans consistently.
+func FuzzParse(f *testing.F) {
+	for _, seed := range []string{
+		fullSpec,
+		base,
+		base + "slo: {percentile: 99, threshold: 5ms}\n",
+		"name: c\ntarget: {type: noop}\nworkload: {operations: {scan: 1}}\nload: {model: closed, clients: {from: 1, to: 9, step: 2}}\nrepetitions: 3\norder: randomized\n",
+		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: &a [*a]}\n",
+		"- 1\n",
+		"a: [\n",
+		"---\n---\n",
+		"name: &n t\n<<: {seed: 1}\n\"k\\n\": *n\n",
+		"",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s, err := Parse("f.yaml", data)
+		if err != nil {
+			if s != nil {
+				t.Fatalf("Parse returned both a spec and an error")
+			}
+			var es Errors
+			if !errors.As(err, &es) || len(es) == 0 {
+				t.Fatalf("error %T is not a non-empty Errors: %v", err, err)
+			}
+			for _, e := range es {
+				msg := e.Error()
+				if strings.ContainsAny(msg, "\r\n") || !strings.HasPrefix(msg, "f.yaml") || e.Msg == "" {
+					t.Fatalf("malformed error %q", msg)
+				}
+			}
+			return
+		}
+		if !bytes.Equal(s.Source, data) || s.File != "f.yaml" || s.OrderSeed == nil {
+			t.Fatalf("accepted spec lost its file, source or order seed")
+		}
+		runs := s.Plan()
+		if len(runs) != len(s.Levels())*s.Repetitions || len(runs) == 0 {
+			t.Fatalf("%d runs for %d levels x %d repetitions", len(runs), len(s.Levels()), s.Repetitions)
+		}
+		seen := make(map[int]bool, len(runs))
+		for i, r := range runs {
+			if r.Seq != i || seen[r.Slot] || r.Slot < 0 || r.Slot >= len(runs) {
+				t.Fatalf("bad run %d: %+v", i, r)
+			}
+			seen[r.Slot] = true
+		}
+	})
+}

@@ -1,0 +1,108 @@
+// Package spec reads experiment campaigns from YAML, checks them strictly
+// (unknown keys and wrong types are errors naming file, line and field path),
+// fills defaults, and expands them into an ordered plan of runs.
+package spec
+
+import "time"
+
+// Spec is one experiment campaign as written by the user, after defaults.
+type Spec struct {
+	Name        string   `yaml:"name"`        // required; [A-Za-z0-9._-]+
+	Description string   `yaml:"description"` // optional free text
+	Seed        int64    `yaml:"seed"`        // default 1
+	Target      Target   `yaml:"target"`      // required
+	Workload    Workload `yaml:"workload"`    // required
+	Load        Load     `yaml:"load"`        // required
+	Phases      Phases   `yaml:"phases"`      // defaults below
+	Repetitions int      `yaml:"repetitions"` // default 1, >= 1
+	Order       string   `yaml:"order"`       // "sequential" (default) | "randomized"
+	OrderSeed   *int64   `yaml:"order_seed"`  // default: Seed
+	SLO         *SLO     `yaml:"slo"`         // optional
+	Interval    Duration `yaml:"interval"`    // default 1s; 100ms..60s
+	Output      string   `yaml:"output"`      // default "results" (relative to the spec file's directory)
+
+	// File is the path the spec was read from ("" when parsed from bytes
+	// without a name); Source is its exact text, stored with the campaign.
+	File   string `yaml:"-"`
+	Source []byte `yaml:"-"`
+}
+
+// Target names the system under test. Every key but "type" belongs to the
+// target type's own options (see internal/target/registry), decoded strictly
+// into Options.
+type Target struct {
+	Type    string `yaml:"type"`
+	Options any    `yaml:"-"` // pointer returned by the factory's NewOptions, filled
+	Line    int    `yaml:"-"` // line of the target section, for errors
+}
+
+// Workload selects a YCSB core workload and/or overrides its properties.
+// Field names follow YCSB's property names in snake_case (docs/spec.md has
+// the mapping).
+type Workload struct {
+	YCSB                   string             `yaml:"ycsb"`                     // "a".."f" (case-insensitive); optional when operations is given
+	RecordCount            int64              `yaml:"record_count"`             // default 1000
+	FieldCount             int                `yaml:"field_count"`              // default 10
+	FieldLength            int                `yaml:"field_length"`             // default 100 (bytes)
+	Operations             map[string]float64 `yaml:"operations"`               // custom weights by op name; replaces the preset mix
+	RequestDistribution    string             `yaml:"request_distribution"`     // uniform|zipfian|latest|hotspot|sequential; default from preset, else zipfian
+	ZipfianConstant        float64            `yaml:"zipfian_constant"`         // default 0.99
+	HotspotDataFraction    float64            `yaml:"hotspot_data_fraction"`    // default 0.2
+	HotspotOpnFraction     float64            `yaml:"hotspot_opn_fraction"`     // default 0.8
+	MaxScanLength          int                `yaml:"max_scan_length"`          // default 100
+	ScanLengthDistribution string             `yaml:"scan_length_distribution"` // uniform (default) | zipfian
+	ReadAllFields          *bool              `yaml:"read_all_fields"`          // default true
+	WriteAllFields         *bool              `yaml:"write_all_fields"`         // default false
+	InsertOrder            string             `yaml:"insert_order"`             // hashed (default) | ordered
+}
+
+// Load is the load model.
+type Load struct {
+	Model     string   `yaml:"model"`      // required: "open" | "closed"
+	Arrival   string   `yaml:"arrival"`    // open: "poisson" (default) | "constant"
+	Rates     *Levels  `yaml:"rates"`      // open: required; requests/s, > 0
+	Clients   *Levels  `yaml:"clients"`    // closed: required; integers >= 1
+	ThinkTime Duration `yaml:"think_time"` // closed: mean of an exponential think time; 0 (default) = none
+
+	MaxInFlight int      `yaml:"max_in_flight"` // open: concurrent request slots; default 256
+	LateAfter   Duration `yaml:"late_after"`    // open: a request starting later than this after its intended time is late; default 1ms
+	DropAfter   Duration `yaml:"drop_after"`    // open: a request that cannot start within this of its intended time is dropped (not sent); default 100ms; must be > late_after
+	Timeout     Duration `yaml:"timeout"`       // per request; default 10s
+}
+
+// Levels is a list of load levels, written either as a YAML sequence
+// ([100, 200, 400]) or as a range mapping {from: 100, to: 500, step: 100}
+// (inclusive of "to" when it falls on a step).
+type Levels struct {
+	Values []float64
+	Line   int // for errors
+}
+
+// Phases are the parts of one campaign and run.
+type Phases struct {
+	Populate *bool    `yaml:"populate"` // load record_count records once before the first run; default true
+	Warmup   Duration `yaml:"warmup"`   // load applied, not measured; default 10s
+	Measure  Duration `yaml:"measure"`  // measured; default 60s; > 0
+	Cooldown Duration `yaml:"cooldown"` // idle pause after each run; default 0
+}
+
+// SLO is a latency objective: the Percentile-th percentile latency of the
+// measured phase must not exceed Threshold.
+type SLO struct {
+	Percentile float64  `yaml:"percentile"` // required; 0 < p < 100 (e.g. 99, 99.9)
+	Threshold  Duration `yaml:"threshold"`  // required; > 0
+	Operation  string   `yaml:"operation"`  // optional op name; default: all operations together
+}
+
+// Duration is a time.Duration written as a Go duration string ("500ms",
+// "10s", "2m"). A bare number is an error unless it is 0.
+type Duration struct{ time.Duration }
+
+// PlannedRun is one run of the campaign: one level, one repetition.
+type PlannedRun struct {
+	Seq        int     // position in execution order, 0-based
+	Slot       int     // stable identity: LevelIndex*Repetitions + (Repetition-1)
+	LevelIndex int     // index into the level list
+	Level      float64 // requests/s (open) or clients (closed)
+	Repetition int     // 1-based
+}

@@ -1,0 +1,67 @@
+// Package registry maps target type names from the spec ("sqlite", "null",
+// ...) to their option types and constructors, so that the spec package can
+// validate a target section and the runner can open it without either one
+// importing concrete targets.
+package registry
+
+import (
+	"sort"
+	"sync"
+
+	"github.com/headroom-dev/headroom/internal/target"
+)
+
+// Env is what a target may use from the campaign it runs in.
+type Env struct {
+	// Dir is the campaign's results directory; relative paths in target
+	// options are resolved against it.
+	Dir string
+}
+
+// Factory describes one target type.
+type Factory struct {
+	Name string
+	// Summary is one line for `headroom targets` and error messages.
+	Summary string
+	// NewOptions returns a pointer to the target's option struct filled with
+	// defaults; the spec decoder fills it strictly from the target section
+	// (every key except "type"). The struct uses `yaml` tags.
+	NewOptions func() any
+	// Validate checks decoded options; it returns an error naming the field
+	// (without the "target." prefix) and the fix. Nil means no checks.
+	Validate func(opts any) error
+	// Open creates the target from validated options.
+	Open func(opts any, env Env) (target.Target, error)
+}
+
+var (
+	mu        sync.RWMutex
+	factories = map[string]Factory{}
+)
+
+// Register adds a target type; it is called from the target packages' init.
+func Register(f Factory) {
+	mu.Lock()
+	defer mu.Unlock()
+	factories[f.Name] = f
+}
+
+// Lookup returns the factory for a type name.
+func Lookup(name string) (Factory, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	f, ok := factories[name]
+	return f, ok
+}
+
+// Names lists the registered type names, sorted.
+func Names() []string {
+	mu.RLock()
+	defer mu.RUnlock()
+	out := make([]string, 0, len(factories))
+	for n := range factories {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}

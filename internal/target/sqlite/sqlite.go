@@ -1,0 +1,130 @@
+// Package sqlite is the embedded default system under test: an SQLite
+// database in the Headroom process (pure-Go driver modernc.org/sqlite). The
+// YCSB workload maps to one table with a text primary key and one BLOB
+// column per field, as YCSB's JDBC binding lays it out.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	sqlitedrv "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+func init() {
+	registry.Register(registry.Factory{
+		Name:       "sqlite",
+		Summary:    "embedded SQLite database in the Headroom process (the default system under test)",
+		NewOptions: func() any { return defaultOptions() },
+		Validate:   validate,
+		Open:       func(o any, env registry.Env) (target.Target, error) { return Open(*o.(*Options), env.Dir) },
+	})
+}
+
+// Target is an open SQLite database.
+type Target struct {
+	opts  Options
+	path  string
+	db    *sql.DB
+	stmts *statements
+}
+
+// Open opens (creating when missing) the database file named by opts, with
+// relative paths resolved against dir.
+func Open(opts Options, dir string) (*Target, error) {
+	path := opts.Path
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode("+strings.ToUpper(opts.JournalMode)+")")
+	q.Add("_pragma", "synchronous("+strings.ToUpper(opts.Synchronous)+")")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds()))
+	q.Add("_pragma", fmt.Sprintf("cache_size(-%d)", opts.CacheSizeKiB))
+	// Read-modify-write and population run in transactions that write; taking
+	// the write lock at BEGIN avoids lock-upgrade deadlocks between them.
+	q.Set("_txlock", "immediate")
+	db, err := sql.Open("sqlite", "file:"+path+"?"+q.Encode())
+	if err != nil {
+		return nil, fmt.Errorf("sqlite target: opening %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(opts.Connections)
+	db.SetMaxIdleConns(opts.Connections)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite target: cannot open database file %s: %w", path, err)
+	}
+	return &Target{opts: opts, path: path, db: db}, nil
+}
+
+// Path is the database file.
+func (t *Target) Path() string { return t.path }
+
+// Prepare creates the YCSB table for w, dropping an existing one when fresh.
+func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) error {
+	tbl := t.opts.Table
+	if fresh {
+		if _, err := t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tbl); err != nil {
+			return fmt.Errorf("sqlite target: dropping table %s: %w", tbl, err)
+		}
+	}
+	cols := make([]string, w.FieldCount)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("field%d BLOB", i)
+	}
+	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (ycsb_key TEXT PRIMARY KEY, %s)", tbl, strings.Join(cols, ", "))
+	if _, err := t.db.ExecContext(ctx, ddl); err != nil {
+		return fmt.Errorf("sqlite target: creating table %s: %w", tbl, err)
+	}
+	st, err := prepareStatements(ctx, t.db, tbl, w.FieldCount)
+	if err != nil {
+		return err
+	}
+	if t.stmts != nil {
+		t.stmts.close()
+	}
+	t.stmts = st
+	return nil
+}
+
+// NewClient returns a client; all clients share the connection pool.
+func (t *Target) NewClient(context.Context) (target.Client, error) {
+	if t.stmts == nil {
+		return nil, errors.New("sqlite target: Prepare must run before clients are opened")
+	}
+	return newClient(t.db, t.stmts), nil
+}
+
+// Close closes the database.
+func (t *Target) Close() error {
+	if t.stmts != nil {
+		t.stmts.close()
+	}
+	return t.db.Close()
+}
+
+// kindOf names SQLite errors that users need to tell apart in the results.
+func kindOf(err error) error {
+	var se *sqlitedrv.Error
+	if errors.As(err, &se) {
+		switch se.Code() & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return &target.KindError{K: "busy", Err: err}
+		case sqlite3.SQLITE_CONSTRAINT:
+			return &target.KindError{K: "constraint", Err: err}
+		case sqlite3.SQLITE_FULL:
+			return &target.KindError{K: "disk_full", Err: err}
+		}
+	}
+	return err
+}

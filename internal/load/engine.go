@@ -274,11 +274,16 @@ func (r *Result) judge(cfg Config) {
 	cpuBusy := r.ClientCPU >= 90*float64(r.Cores)
 	if cfg.Model == "open" && offered > 0 {
 		behind := float64(m.Late+m.Dropped) / float64(offered)
+		wake := float64(m.LateWake) / float64(offered)
 		switch {
-		case behind > 0.001 && cpuBusy:
+		case behind <= 0.001:
+		case cpuBusy:
 			r.ClientLimited = true
 			r.Note = fmt.Sprintf("client CPU saturated (%.0f%% of %d cores) with %.2f%% of requests late or dropped: the load generator limited the rate", r.ClientCPU, r.Cores, 100*behind)
-		case behind > 0.001:
+		case wake > 0.001 && 2*m.LateWake >= m.Late+m.Dropped:
+			r.ClientLimited = true
+			r.Note = fmt.Sprintf("%.2f%% of requests were sent late although a slot was free: the client process was too slow to wake on time (client CPU %.0f%% of %d cores)", 100*wake, r.ClientCPU, r.Cores)
+		default:
 			r.Note = fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)", 100*behind, cfg.MaxInFlight)
 		}
 		return
@@ -289,6 +294,8 @@ func (r *Result) judge(cfg Config) {
 	}
 }
 
+// cores is the CPU capacity the process can use: its scheduler slots, but
+// never more than the machine's cores.
 func cores() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
 
 // run is the state shared by the workers of one run.

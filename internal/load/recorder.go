@@ -32,8 +32,9 @@ func (p Phase) String() string {
 }
 
 const (
-	flagLate    = 1 << iota // started more than late_after after its intended time
-	flagDropped             // never sent: could not start within drop_after
+	flagLate     = 1 << iota // started more than late_after after its intended time
+	flagDropped              // never sent: could not start within drop_after
+	flagWokeLate             // late although a slot was waiting for it: the client woke late
 )
 
 // entry is one finished (or dropped) request as a worker records it.
@@ -101,6 +102,11 @@ type bucket struct {
 // Totals are the run's request counts per phase, over all operations.
 type Totals struct {
 	Completed, Errors, Late, Dropped int64
+	// LateWake counts the late requests whose slot was free and waiting at
+	// the intended time but was woken too late: the client's own delay
+	// (CPU or scheduling), not the target's. Late - LateWake requests found
+	// every slot busy.
+	LateWake int64
 }
 
 // Sent is the number of requests that were started (completed or failed).
@@ -199,6 +205,9 @@ func (c *collector) absorb(es []entry) {
 		if e.flags&flagLate != 0 {
 			s.late++
 			t.Late++
+			if e.flags&flagWokeLate != 0 {
+				t.LateWake++
+			}
 		}
 	}
 	c.mu.Unlock()

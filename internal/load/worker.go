@@ -50,15 +50,12 @@ func (w *worker) cancel() {
 // two: from the intended time when the request is late (so queueing in the
 // client is charged to the system, seed-digest §1), from the actual start
 // when it started slightly early.
-func (w *worker) do(intended, start int64, phase Phase, late bool) {
+func (w *worker) do(intended, start int64, phase Phase, flags uint8) {
 	w.busySince.Store(max(start, 1))
 	err := w.client.Do(w.ctx, w.op)
 	end := w.run.since()
 	w.busySince.Store(0)
-	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase}
-	if late {
-		e.flags = flagLate
-	}
+	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase, flags: flags}
 	timedOut := w.timedOut.Swap(false)
 	if timedOut {
 		w.resetCtx()
@@ -106,7 +103,14 @@ func (w *worker) open(src *arrivals) {
 			w.rec.record(entry{end: now, op: w.op.Type, phase: phase, flags: flagDropped})
 			continue
 		}
-		w.do(intended, now, phase, lateness > int64(cfg.LateAfter))
+		var flags uint8
+		if lateness > int64(cfg.LateAfter) {
+			flags = flagLate
+			if wait {
+				flags |= flagWokeLate
+			}
+		}
+		w.do(intended, now, phase, flags)
 	}
 }
 
@@ -122,7 +126,7 @@ func (w *worker) closed() {
 			return
 		}
 		w.gen.Next(w.op)
-		w.do(now, now, w.run.phase(now), false)
+		w.do(now, now, w.run.phase(now), 0)
 		if cfg.ThinkTime > 0 {
 			think := time.Duration(w.rng.ExpFloat64() * float64(cfg.ThinkTime))
 			if left := time.Duration(w.run.end - w.run.since()); think > left {

@@ -67,11 +67,12 @@ func describe(s State) string {
 }
 
 type bar struct {
+	w io.Writer
 	b *progressbar.ProgressBar
 }
 
 func newBar(w io.Writer) *bar {
-	return &bar{b: progressbar.NewOptions64(1,
+	return &bar{w: w, b: progressbar.NewOptions64(1,
 		progressbar.OptionSetWriter(w),
 		progressbar.OptionSetWidth(24),
 		progressbar.OptionShowElapsedTimeOnFinish(),
@@ -90,7 +91,11 @@ func (b *bar) Update(s State) {
 	_ = b.b.Set64(min(s.Done.Milliseconds(), s.Total.Milliseconds()))
 }
 
+// RunDone prints the run's verdict above the bar, so the terminal keeps a
+// line per run.
 func (b *bar) RunDone(s State, verdict string) {
+	_ = b.b.Clear()
+	fmt.Fprintf(b.w, "run %d/%d (level %d/%d, %s, rep %d/%d): %s\n", s.Run, s.Runs, s.LevelIndex, s.Levels, s.Level, s.Repetition, s.Reps, verdict)
 	b.Update(s)
 }
 

@@ -99,8 +99,14 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 		fmt.Fprintf(w, " · SLO %s (%.2f%% within)", verdict, 100*l.SLO.Within.Mean)
 	}
 	fmt.Fprintln(w)
-	for _, n := range l.Notes {
-		fmt.Fprintf(w, "  note: %s\n", n)
+	// One note per level keeps the table readable; every run's note is in
+	// the run table (headroom export -t runs).
+	if len(l.Notes) > 0 {
+		fmt.Fprintf(w, "  note: %s", l.Notes[0])
+		if more := len(l.Notes) - 1; more > 0 {
+			fmt.Fprintf(w, " (and %d other run note(s) at this level)", more)
+		}
+		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  op\tok/run\tmean\tp50\tp95\tp99\tmax\t")

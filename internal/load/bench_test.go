@@ -25,7 +25,7 @@ func BenchmarkRecord(b *testing.B) {
 type nullTarget struct{}
 
 func (nullTarget) Prepare(context.Context, workload.Config, bool) error { return nil }
-func (nullTarget) NewClient(context.Context) (target.Client, error)    { return nullClient{}, nil }
+func (nullTarget) NewClient(context.Context) (target.Client, error)     { return nullClient{}, nil }
 func (nullTarget) Close() error                                         { return nil }
 
 type nullClient struct{}

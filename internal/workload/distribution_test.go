@@ -203,3 +203,20 @@ func TestScanLengths(t *testing.T) {
 		}
 	}
 }
+
+// TestKeysInRange: every distribution keeps keys below RecordCount (latest:
+// at most the newest key), also for tiny and huge key spaces.
+func TestKeysInRange(t *testing.T) {
+	for _, n := range []int64{1, 2, 3, 1 << 40} {
+		for _, d := range RequestDistributions() {
+			g := mustNew(t, readOnly(n, d), 1)
+			op := g.NewOp()
+			for range 5000 {
+				g.Next(op)
+				if op.KeyNum >= uint64(n) {
+					t.Fatalf("%s over %d keys: key %d", d, n, op.KeyNum)
+				}
+			}
+		}
+	}
+}

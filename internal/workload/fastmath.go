@@ -42,8 +42,12 @@ func expNeg(z float64) float64 {
 	if z < -700 {
 		return 0
 	}
-	nf := math.Round(z * (expTableSize / math.Ln2))
-	n := int64(nf)
+	// Round z*64/ln2 to an integer by adding and subtracting 1.5*2^52:
+	// the sum has no fraction bits left, and its low mantissa bits are n.
+	const shifter = 0x1.8p52
+	t := z*(expTableSize/math.Ln2) + shifter
+	nf := t - shifter
+	n := int64(math.Float64bits(t) - math.Float64bits(shifter))
 	r := z - nf*(ln2Hi/expTableSize) - nf*(ln2Lo/expTableSize)
 	r2 := r * r
 	p := 1 + r + r2*(1.0/2+r*(1.0/6)) + r2*r2*(1.0/24+r*(1.0/120))

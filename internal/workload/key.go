@@ -1,7 +1,5 @@
 package workload
 
-import "strconv"
-
 // KeyPrefix starts every record key, as in YCSB.
 const KeyPrefix = "user"
 
@@ -53,5 +51,5 @@ func KeyName(dst []byte, keynum uint64, ordered bool) []byte {
 		keynum = ycsbHash(keynum)
 	}
 	dst = append(dst, KeyPrefix...)
-	return strconv.AppendUint(dst, keynum, 10)
+	return appendDecimal(dst, keynum)
 }

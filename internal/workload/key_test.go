@@ -63,3 +63,41 @@ func TestKeyName(t *testing.T) {
 		t.Errorf("KeyName allocates %v times with room in dst", a)
 	}
 }
+
+// TestModulus compares Barrett reduction with the % operator.
+func TestModulus(t *testing.T) {
+	r := newRNG(2)
+	for _, n := range []uint64{1, 2, 3, 7, 10, 1000, 1 << 20, 1<<32 + 1, 999_999_937, 1 << 62, 1<<63 + 5, 1<<64 - 1} {
+		m := newModulus(n)
+		for _, x := range []uint64{0, 1, n - 1, n, n + 1, 1<<64 - 1, 1 << 63} {
+			if got := m.reduce(x); got != x%n {
+				t.Fatalf("%d mod %d = %d, want %d", x, n, got, x%n)
+			}
+		}
+		for range 10_000 {
+			x := r.u64()
+			if got := m.reduce(x); got != x%n {
+				t.Fatalf("%d mod %d = %d, want %d", x, n, got, x%n)
+			}
+		}
+	}
+}
+
+// TestAppendDecimal compares appendDecimal with strconv.AppendUint.
+func TestAppendDecimal(t *testing.T) {
+	r := newRNG(3)
+	inputs := []uint64{0, 9, 10, 99_999_999, 100_000_000, 100_000_001, 1e16 - 1, 1e16, 1e16 + 7, 1<<64 - 1}
+	for _, p := range pow10 {
+		inputs = append(inputs, p-1, p, p+1)
+	}
+	for range 100_000 {
+		x := r.u64()
+		inputs = append(inputs, x, x>>(x%64))
+	}
+	for _, v := range inputs {
+		got := string(appendDecimal([]byte("k"), v))
+		if want := "k" + strconv.FormatUint(v, 10); got != want {
+			t.Fatalf("appendDecimal(%d) = %q, want %q", v, got, want)
+		}
+	}
+}

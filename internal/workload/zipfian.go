@@ -81,8 +81,8 @@ func (z *zipfian) rank(u float64) uint64 {
 // is ycsbHash(0) mod n with probability about 1/zeta(10^10, theta) (1/26.469
 // for theta = 0.99) plus whatever other ranks hash onto it.
 type scrambledZipfian struct {
-	z zipfian
-	n uint64
+	z   zipfian
+	mod modulus
 }
 
 func newScrambledZipfian(n uint64, t *zetaTable) scrambledZipfian {
@@ -90,9 +90,9 @@ func newScrambledZipfian(n uint64, t *zetaTable) scrambledZipfian {
 	if t.theta != 0.99 {
 		zetan = t.zeta(scrambledItems)
 	}
-	return scrambledZipfian{z: newZipfian(scrambledItems, t.theta, zetan), n: n}
+	return scrambledZipfian{z: newZipfian(scrambledItems, t.theta, zetan), mod: newModulus(n)}
 }
 
 func (s *scrambledZipfian) next(r *rng) uint64 {
-	return ycsbHash(s.z.rank(r.float())) % s.n
+	return s.mod.reduce(ycsbHash(s.z.rank(r.float())))
 }

@@ -138,18 +138,17 @@ func runSeed(seed int64, slot int) uint64 {
 }
 
 type executor struct {
-	s       *spec.Spec
-	st      *store.Store
-	tgt     target.Target
-	wcfg    workload.Config
-	ops     []workload.OpType
-	plan    []spec.PlannedRun
-	prog    progress.Reporter
-	total   time.Duration
-	done    time.Duration
-	perRun  time.Duration
-	levels  []float64
-	started time.Time
+	s      *spec.Spec
+	st     *store.Store
+	tgt    target.Target
+	wcfg   workload.Config
+	ops    []workload.OpType
+	plan   []spec.PlannedRun
+	prog   progress.Reporter
+	total  time.Duration
+	done   time.Duration
+	perRun time.Duration
+	levels []float64
 }
 
 func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, resume bool, opt Options) (Outcome, error) {

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -21,12 +20,6 @@ func BenchmarkRecord(b *testing.B) {
 		h.record(entry{end: int64(i) * 100, lat: int64(50 + i&1023), op: workload.OpType(i & 1), phase: Measure})
 	}
 }
-
-type nullTarget struct{}
-
-func (nullTarget) Prepare(context.Context, workload.Config, bool) error { return nil }
-func (nullTarget) NewClient(context.Context) (target.Client, error)     { return nullClient{}, nil }
-func (nullTarget) Close() error                                         { return nil }
 
 type nullClient struct{}
 

@@ -217,7 +217,7 @@ func TestParseErrors(t *testing.T) {
 		{"workload ranges", "name: t\ntarget: {type: fake}\nworkload:\n  ycsb: a\n  record_count: 0\n  zipfian_constant: 0\n  hotspot_opn_fraction: 1.5\n  max_scan_length: 0\nload: {model: open, rates: [100]}\n",
 			[]string{
 				`t.yaml:5: workload.record_count: must be 1 or more, got 0`,
-				`t.yaml:6: workload.zipfian_constant: must be greater than 0, got 0`,
+				`t.yaml:6: workload.zipfian_constant: must be between 0 and 1 (exclusive), got 0`,
 				`t.yaml:7: workload.hotspot_opn_fraction: must be between 0 and 1, got 1.5`,
 				`t.yaml:8: workload.max_scan_length: must be 1 or more, got 0`,
 			}},

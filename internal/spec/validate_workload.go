@@ -22,7 +22,10 @@ func (c *checker) workload(w *Workload) {
 	if w.RequestDistribution != "" {
 		c.oneOf("workload.request_distribution", w.RequestDistribution, workload.RequestDistributions()...)
 	}
-	c.positive("workload.zipfian_constant", w.ZipfianConstant)
+	// Gray et al.'s zipfian generator (the one YCSB uses) needs 0 < theta < 1.
+	if !(w.ZipfianConstant > 0 && w.ZipfianConstant < 1) {
+		c.fail("workload.zipfian_constant", "must be between 0 and 1 (exclusive), got %g; YCSB's default is 0.99", w.ZipfianConstant)
+	}
 	for path, f := range map[string]float64{
 		"workload.hotspot_data_fraction": w.HotspotDataFraction,
 		"workload.hotspot_opn_fraction":  w.HotspotOpnFraction,

@@ -25,9 +25,12 @@ check:
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
+# Packages run one at a time (-p 1): the load engine's tests check timing
+# (late requests, stalls) and must not compete for the CPU with other
+# packages' tests.
 unit: build
-	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race ./internal/load/...
+	$(GO) test -p 1 -count=1 ./...
+	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
 
 # staticcheck is fetched through the Go module proxy on first use.
 lint:

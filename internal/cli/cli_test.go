@@ -238,3 +238,43 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 }
+
+// A closed-loop campaign against a real SQLite file: the target is
+// populated once, every run completes without errors, and the summary has
+// both of workload F's operation types.
+func TestSQLiteClosedLoopCampaign(t *testing.T) {
+	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/sqlite-closed.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"1 clients offered", "2 clients offered", "read_modify_write", "errors 0"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	m := resultsDB.FindStringSubmatch(out)
+	st, err := store.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	evs, _ := st.Events(-1)
+	populated := 0
+	for _, e := range evs {
+		if e.Kind == "populated" && strings.Contains(e.Detail, `"records":500`) {
+			populated++
+		}
+	}
+	if populated != 1 {
+		t.Fatalf("populate events: %+v", evs)
+	}
+	runs, _ := st.Runs()
+	for _, r := range runs {
+		if r.Status != store.StatusCompleted || r.Summary.Errors != 0 || r.Summary.Completed < 50 {
+			t.Fatalf("run %+v", r)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(m[1]), "target.db")); err != nil {
+		t.Fatalf("target database not in the results directory: %v", err)
+	}
+}

@@ -329,8 +329,13 @@ func (e *run) expire(ws []*worker) {
 	now := e.since()
 	for _, w := range ws {
 		if s := w.busySince.Load(); s > 0 && now-s > int64(e.cfg.Timeout) {
-			w.timedOut.Store(true)
-			w.cancel()
+			// Mark and cancel under the worker's lock, so that a worker that
+			// sees the mark and renews its context does so after the cancel.
+			w.mu.Lock()
+			if w.busySince.CompareAndSwap(s, -s) {
+				w.stop()
+			}
+			w.mu.Unlock()
 		}
 	}
 }

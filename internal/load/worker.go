@@ -21,11 +21,13 @@ type worker struct {
 	gen    *workload.Generator // closed loop: this client's own stream
 	rng    *rand.Rand          // closed loop: think times
 
-	mu        sync.Mutex // guards stop, which the watchdog calls
-	ctx       context.Context
-	stop      context.CancelFunc
-	busySince atomic.Int64 // ns since run start of the request in flight; 0 when idle
-	timedOut  atomic.Bool
+	mu   sync.Mutex // guards stop: the watchdog cancels under it
+	ctx  context.Context
+	stop context.CancelFunc
+	// busySince is the start (ns since run start) of the request in flight,
+	// 0 when idle, and negated by the watchdog when it cancelled the request
+	// for exceeding the timeout.
+	busySince atomic.Int64
 }
 
 func newRand(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream^0x70ad)) }
@@ -54,11 +56,10 @@ func (w *worker) do(intended, start int64, phase Phase, flags uint8) {
 	w.busySince.Store(max(start, 1))
 	err := w.client.Do(w.ctx, w.op)
 	end := w.run.since()
-	w.busySince.Store(0)
 	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase, flags: flags}
-	timedOut := w.timedOut.Swap(false)
+	timedOut := w.busySince.Swap(0) < 0
 	if timedOut {
-		w.resetCtx()
+		w.resetCtx() // waits for the watchdog's cancel to finish (w.mu)
 	}
 	if err != nil {
 		kind := "timeout"

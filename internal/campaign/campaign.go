@@ -149,6 +149,10 @@ type executor struct {
 	done   time.Duration
 	perRun time.Duration
 	levels []float64
+	// nextInsert is the key number the next run's first insert takes:
+	// records inserted by earlier runs stay in the target, so later runs
+	// must continue after them.
+	nextInsert uint64
 }
 
 func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, resume bool, opt Options) (Outcome, error) {
@@ -188,6 +192,9 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, res
 
 	populated, err := ex.populated()
 	if err != nil {
+		return out, err
+	}
+	if ex.nextInsert, err = ex.lastKeySpace(); err != nil {
 		return out, err
 	}
 	if err := tgt.Prepare(ctx, wcfg, !populated && !resume); err != nil {

@@ -2,6 +2,7 @@ package campaign
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -17,8 +18,30 @@ import (
 
 const (
 	eventPopulated = "populated"
+	eventKeySpace  = "key_space"
 	populateBatch  = 500
 )
+
+// lastKeySpace returns the insert key number recorded after the latest run
+// (0 when none was recorded: the generator then starts at record_count).
+func (ex *executor) lastKeySpace() (uint64, error) {
+	evs, err := ex.st.Events(-1)
+	if err != nil {
+		return 0, err
+	}
+	var next uint64
+	for _, e := range evs {
+		if e.Kind == eventKeySpace {
+			var ks struct {
+				NextInsert uint64 `json:"next_insert"`
+			}
+			if json.Unmarshal([]byte(e.Detail), &ks) == nil {
+				next = ks.NextInsert
+			}
+		}
+	}
+	return next, nil
+}
 
 // populated reports whether an earlier session already populated the target.
 func (ex *executor) populated() (bool, error) {
@@ -144,6 +167,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	var res load.Result
 	gen, err := workload.New(ex.wcfg, cfg.Seed)
 	if err == nil {
+		gen.ContinueInserts(ex.nextInsert)
 		var live load.Totals
 		sink := func(t load.Tick) error {
 			ivs := make([]store.Interval, 0, len(t.Stats))
@@ -183,6 +207,13 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	}
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
+	}
+	if gen != nil && ex.wcfg.Mix[workload.Insert] > 0 {
+		ex.nextInsert = gen.NextInsert()
+		detail := fmt.Sprintf(`{"next_insert":%d}`, ex.nextInsert)
+		if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventKeySpace, Detail: detail}); err != nil {
+			return store.StatusFailed, &storeError{err}
+		}
 	}
 	verdict := fmt.Sprintf("%s: %.1f ok/s", status, res.Throughput)
 	if s.Load.Model == "open" {

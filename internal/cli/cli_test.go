@@ -278,3 +278,27 @@ func TestSQLiteClosedLoopCampaign(t *testing.T) {
 		t.Fatalf("target database not in the results directory: %v", err)
 	}
 }
+
+// Inserts of later runs continue after the records earlier runs inserted:
+// three runs of a half-insert workload on one SQLite file see no
+// constraint errors.
+func TestInsertsContinueAcrossRuns(t *testing.T) {
+	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/sqlite-inserts.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs()
+	if len(runs) != 3 {
+		t.Fatalf("%d runs", len(runs))
+	}
+	for _, r := range runs {
+		if r.Summary.Errors != 0 || r.Summary.Completed != 200 {
+			t.Fatalf("run %d: %d errors, %d completed", r.ID, r.Summary.Errors, r.Summary.Completed)
+		}
+	}
+}

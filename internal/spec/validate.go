@@ -71,12 +71,6 @@ func (c *checker) oneOf(path, got string, allowed ...string) {
 	c.fail(path, "unknown value %q; use %s", truncate(got, 40), orList(allowed))
 }
 
-func (c *checker) positive(path string, v float64) {
-	if !(v > 0) {
-		c.fail(path, "must be greater than 0, got %g", v)
-	}
-}
-
 func (c *checker) atLeast(path string, v, lo int64) {
 	if v < lo {
 		c.fail(path, "must be %d or more, got %d", lo, v)

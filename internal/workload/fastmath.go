@@ -2,10 +2,13 @@ package workload
 
 import "math"
 
-// The zipfian's one costly step is x^alpha (see zipfian.rank). math.Pow, and
-// even math.Exp with math.Log1p, are general-purpose and slow to deliver a
-// result; these two table-driven functions cover only what rank needs and
-// are accurate to a few units in the last place.
+// The zipfian's one costly step is x^alpha (see zipfian.rank), on the
+// critical path of every zipfian or latest Next. math.Pow (which for
+// alpha = 100.00000000000009 takes both its exp/log path and its squaring
+// loop), and even math.Exp with math.Log1p, are general-purpose and slow to
+// deliver a result; these two table-driven functions cover only what rank
+// needs, at a few units in the last place (fastmath_test.go), and took a
+// zipfian Next from about 200 to about 115 ns on the development machine.
 
 const (
 	expTableBits = 6

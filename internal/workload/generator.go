@@ -8,7 +8,8 @@ import (
 // operation type by the Mix weights, the key by the request distribution,
 // the field and the field values, and scan lengths.
 //
-// The same Config and seed give the same sequence of operations. A Generator
+// The same Config and seed give the same sequence of operations (on one
+// architecture: float rounding in math may differ between them). A Generator
 // is not safe for concurrent use, except Populate and Fork; give each
 // goroutine its own Fork. Forks draw from independent random streams but share
 // the key space: the counter that numbers inserted records (so run-phase
@@ -219,6 +220,23 @@ func (g *Generator) Populate(i int64, op *Op) {
 	op.ScanLength = 0
 	r := newRNG(g.popKey ^ mix64(k))
 	g.fillAll(op, &r)
+}
+
+// NextInsert returns the key number the next run-phase insert will take
+// (RecordCount plus the inserts issued so far by g and its forks).
+func (g *Generator) NextInsert() uint64 { return g.shared.nextInsert.Load() }
+
+// ContinueInserts makes the next insert take key number next, for a run that
+// follows earlier runs on the same data: their inserted records exist, so
+// new inserts must not reuse their keys, and "latest" must start from the
+// newest of them. next below RecordCount is raised to RecordCount. Call it
+// before the first Next.
+func (g *Generator) ContinueInserts(next uint64) {
+	next = max(next, g.n)
+	g.shared.nextInsert.Store(next)
+	if g.dist == distLatest {
+		g.latest = newLatestChooser(next-1, g.zeta)
+	}
 }
 
 // nextKey draws a key number for a non-insert operation.

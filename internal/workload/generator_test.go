@@ -345,3 +345,39 @@ func TestOrderedKeys(t *testing.T) {
 		t.Errorf("key %q, want user1", op.Key)
 	}
 }
+
+// A run that continues earlier runs' inserts takes new key numbers after
+// theirs, in every fork.
+func TestContinueInserts(t *testing.T) {
+	c, _ := Preset("d")
+	c.RecordCount = 100
+	g, err := New(c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.NextInsert() != 100 {
+		t.Fatalf("NextInsert = %d, want 100", g.NextInsert())
+	}
+	g.ContinueInserts(250)
+	f := g.Fork(3)
+	op := g.NewOp()
+	seen := 0
+	for i := 0; i < 2000; i++ {
+		f.Next(op)
+		if op.Type == Insert {
+			if op.KeyNum < 250 {
+				t.Fatalf("insert reused key %d", op.KeyNum)
+			}
+			seen++
+		} else if op.KeyNum >= g.NextInsert() {
+			t.Fatalf("read of key %d beyond the inserted range %d", op.KeyNum, g.NextInsert())
+		}
+	}
+	if seen == 0 || g.NextInsert() != uint64(250+seen) {
+		t.Fatalf("inserts %d, NextInsert %d", seen, g.NextInsert())
+	}
+	g.ContinueInserts(5) // below RecordCount: clamped
+	if g.NextInsert() != 100 {
+		t.Fatalf("NextInsert after clamping = %d", g.NextInsert())
+	}
+}

@@ -25,7 +25,8 @@ import "math"
 // That is YCSB's distribution, kept as is so that results stay comparable;
 // zipfian_test.go checks the draws against both laws.
 //
-// A zipfian is a small value; a draw beyond rank 1 costs one log and one exp.
+// A zipfian is a small value; a draw beyond rank 1 costs one logPos and one
+// expNeg (fastmath.go).
 type zipfian struct {
 	items uint64
 	n     float64 // items as a float64

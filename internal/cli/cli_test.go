@@ -302,3 +302,32 @@ func TestInsertsContinueAcrossRuns(t *testing.T) {
 		}
 	}
 }
+
+// End to end against a designed answer: a simulated server of capacity
+// 200 req/s meets the SLO at 60 req/s and fails it at 400 req/s, where the
+// throughput is capped near its capacity.
+func TestSLOFailsWhereCapacityIsExceeded(t *testing.T) {
+	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/queue.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "met up to 60 req/s; first fails at 400 req/s") {
+		t.Fatalf("SLO verdict:\n%s", out)
+	}
+	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs()
+	for _, r := range runs {
+		// Go timers overshoot by up to about 1 ms, so the real service
+		// time is 5-6 ms: capacity 165-200 req/s.
+		if r.Level == 400 && (r.Summary.Throughput < 140 || r.Summary.Throughput > 210) {
+			t.Fatalf("overloaded throughput %.0f/s, want about the capacity of 165-200/s", r.Summary.Throughput)
+		}
+		if r.Level == 60 && (r.Summary.Throughput < 50 || r.Summary.Dropped > 0) {
+			t.Fatalf("light load: %+v", r.Summary)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 // the worker's buffered append plus its share of merging into the interval
 // histogram (docs/performance.md, figure c).
 func BenchmarkRecord(b *testing.B) {
-	c := newCollector(time.Second, 0, []workload.OpType{workload.Read, workload.Update}, newKindTable())
+	c := newCollector(time.Second, 0, 1<<62, []workload.OpType{workload.Read, workload.Update}, newKindTable())
 	h := c.newHandle()
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -33,7 +33,7 @@ func (nullClient) Close() error                           { return nil }
 func BenchmarkClosedLoopNull(b *testing.B) {
 	cfg, _ := workload.Preset("a")
 	g, _ := workload.New(cfg, 1)
-	run := &run{cfg: Config{Timeout: time.Minute}, col: newCollector(time.Second, 0, []workload.OpType{workload.Read, workload.Update}, newKindTable()), kinds: newKindTable(), ctx: context.Background(), t0: time.Now(), end: 1 << 62}
+	run := &run{cfg: Config{Timeout: time.Minute}, col: newCollector(time.Second, 0, 1<<62, []workload.OpType{workload.Read, workload.Update}, newKindTable()), kinds: newKindTable(), ctx: context.Background(), t0: time.Now(), end: 1 << 62}
 	w := &worker{run: run, client: nullClient{}, op: g.NewOp(), gen: g}
 	w.rec = run.col.newHandle()
 	w.resetCtx()

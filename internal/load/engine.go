@@ -93,7 +93,7 @@ type Result struct {
 	Unfinished    int64   // requests still in flight when an interrupted run stopped
 	TargetRate    float64 // open loop: the arrival rate asked for
 	SentRate      float64 // requests started (or dropped) per second of the measured phase
-	Throughput    float64 // successful requests per second of the measured phase
+	Throughput    float64 // successful completions per second within the measured window
 	ClientCPU     float64 // this process's CPU use over the measured phase, % of one core
 	Cores         int     // cores the process may use
 	ClientLimited bool    // the load generator itself limited the load
@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	measureStart := (int64(cfg.Warmup) + iv - 1) / iv * iv
 	end := measureStart + int64(cfg.Measure)
 	kinds := newKindTable()
-	col := newCollector(cfg.Interval, measureStart, cfg.Ops, kinds)
+	col := newCollector(cfg.Interval, measureStart, end, cfg.Ops, kinds)
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -247,14 +247,14 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	emit(col.take(next, max(stopped, 1)))
 
 	res.MeasureEnd = time.Duration(min(stopped, end))
-	tot := col.snapshotTotals()
+	tot, windowDone := col.snapshotTotals()
 	res.Warmup, res.Measured = tot[Warmup], tot[Measure]
 	res.Unfinished = e.unfinished.Load()
 	res.Reattributed = col.reattributed
 	if secs := (res.MeasureEnd - res.MeasureStart).Seconds(); secs > 0 {
 		m := res.Measured
 		res.SentRate = float64(m.Sent()+m.Dropped) / secs
-		res.Throughput = float64(m.Completed) / secs
+		res.Throughput = float64(windowDone) / secs
 		if cpuStart >= 0 {
 			res.ClientCPU = 100 * (cpuEnd - cpuStart) / secs
 		}

@@ -118,6 +118,7 @@ type collector struct {
 	mu           sync.Mutex
 	intervalNs   int64
 	measureStart int64 // ns since run start
+	measureEnd   int64 // ns since run start
 	ops          []workload.OpType
 	handles      []*handle
 	buckets      map[int64]*bucket
@@ -127,12 +128,18 @@ type collector struct {
 	pool         []*opStats
 	kinds        *kindTable
 	totals       [numPhases]Totals
+	// windowDone counts successful completions inside the measured window
+	// [measureStart, measureEnd), whatever their phase: the throughput of
+	// the window (seed-digest §1, T = ops / time). Latency statistics are
+	// kept by intended phase instead, so that no stalled request is lost.
+	windowDone int64
 }
 
-func newCollector(interval time.Duration, measureStart int64, ops []workload.OpType, kinds *kindTable) *collector {
+func newCollector(interval time.Duration, measureStart, measureEnd int64, ops []workload.OpType, kinds *kindTable) *collector {
 	return &collector{
 		intervalNs:   int64(interval),
 		measureStart: measureStart,
+		measureEnd:   measureEnd,
 		ops:          ops,
 		buckets:      map[int64]*bucket{},
 		kinds:        kinds,
@@ -201,6 +208,9 @@ func (c *collector) absorb(es []entry) {
 			s.count++
 			t.Completed++
 			_ = s.hist.RecordValue(e.lat) // e.lat is clamped to the range, so this cannot fail
+			if e.end >= c.measureStart && e.end < c.measureEnd {
+				c.windowDone++
+			}
 		}
 		if e.flags&flagLate != 0 {
 			s.late++
@@ -322,8 +332,8 @@ func (c *collector) release(ticks []Tick) {
 	}
 }
 
-func (c *collector) snapshotTotals() [numPhases]Totals {
+func (c *collector) snapshotTotals() ([numPhases]Totals, int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.totals
+	return c.totals, c.windowDone
 }

@@ -1,47 +1,113 @@
-// Package null is a target that does nothing: every operation succeeds at
-// once. It measures the harness's own overhead (docs/performance.md).
+// Package null is a target that does no work: every operation succeeds at
+// once. It measures the harness's own overhead (docs/performance.md). With
+// service_time and servers it becomes a simulated queueing server whose
+// capacity is known in advance (servers / service_time requests per
+// second), which tests use to check analyses end to end against a designed
+// answer.
 package null
 
 import (
 	"context"
+	"fmt"
+	"time"
 
+	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
-// Options of the null target: it has none.
-type Options struct{}
+// Options of the null target.
+type Options struct {
+	// ServiceTime is how long each operation takes (default 0: returns at once).
+	ServiceTime spec.Duration `yaml:"service_time"`
+	// Servers is how many operations are served at the same time; further
+	// operations queue (default 0: no limit).
+	Servers int `yaml:"servers"`
+}
 
 func init() {
 	registry.Register(registry.Factory{
 		Name:       "null",
-		Summary:    "does nothing and returns at once; measures the harness's own overhead",
+		Summary:    "does no work; measures the harness's overhead, or simulates a server with service_time and servers",
 		NewOptions: func() any { return &Options{} },
-		Open:       func(any, registry.Env) (target.Target, error) { return Target{}, nil },
+		Validate: func(o any) error {
+			opts := o.(*Options)
+			if opts.ServiceTime.Duration < 0 {
+				return fmt.Errorf("service_time: must not be negative")
+			}
+			if opts.Servers < 0 {
+				return fmt.Errorf("servers: must be 0 (no limit) or more")
+			}
+			return nil
+		},
+		Open: func(o any, _ registry.Env) (target.Target, error) { return New(*o.(*Options)), nil },
 	})
 }
 
 // Target is the null target.
-type Target struct{}
+type Target struct {
+	service time.Duration
+	slots   chan struct{} // nil when the number of servers is unlimited
+}
+
+// New returns a null target with the given options.
+func New(o Options) *Target {
+	t := &Target{service: o.ServiceTime.Duration}
+	if o.Servers > 0 {
+		t.slots = make(chan struct{}, o.Servers)
+	}
+	return t
+}
 
 // Prepare implements target.Target.
-func (Target) Prepare(context.Context, workload.Config, bool) error { return nil }
+func (*Target) Prepare(context.Context, workload.Config, bool) error { return nil }
 
 // NewClient implements target.Target.
-func (Target) NewClient(context.Context) (target.Client, error) { return &client{}, nil }
+func (t *Target) NewClient(context.Context) (target.Client, error) {
+	c := &client{t: t}
+	if t.service > 0 {
+		c.timer = time.NewTimer(time.Hour)
+		c.timer.Stop()
+	}
+	return c, nil
+}
 
 // Close implements target.Target.
-func (Target) Close() error { return nil }
+func (*Target) Close() error { return nil }
 
-type client struct{ sink uint64 }
+type client struct {
+	t     *Target
+	timer *time.Timer
+	sink  uint64
+}
 
-// Do touches the operation so that the call cannot be optimised away, and
-// returns.
+// Do touches the operation so that the call cannot be optimised away and,
+// when the target simulates a server, waits for a server and serves.
 //
 //go:noinline
-func (c *client) Do(_ context.Context, op *workload.Op) error {
+func (c *client) Do(ctx context.Context, op *workload.Op) error {
 	c.sink += op.KeyNum + uint64(op.Type)
+	if c.t.service == 0 && c.t.slots == nil {
+		return nil
+	}
+	if c.t.slots != nil {
+		select {
+		case c.t.slots <- struct{}{}:
+			defer func() { <-c.t.slots }()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if c.t.service > 0 {
+		c.timer.Reset(c.t.service)
+		select {
+		case <-c.timer.C:
+		case <-ctx.Done():
+			c.timer.Stop()
+			return ctx.Err()
+		}
+	}
 	return nil
 }
 

@@ -18,7 +18,7 @@ func newExportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export RESULTS_DIR|results.db",
 		Short: "Write stored results as CSV or JSON",
-		Long: `Write the results tables (campaign, runs, intervals, events) as CSV or
+		Long: `Write the results tables (campaign, runs, intervals, events, samples) as CSV or
 JSON. With --table, one table goes to standard output (or --out FILE).
 Without it, every table is written into the directory --out (default
 RESULTS_DIR/export) as <table>.<format>.`,
@@ -79,7 +79,7 @@ RESULTS_DIR/export) as <table>.<format>.`,
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "csv", "csv or json")
-	cmd.Flags().StringVarP(&table, "table", "t", "", "one table to standard output: "+strings.Join([]string{"campaign", "runs", "intervals", "events"}, ", "))
+	cmd.Flags().StringVarP(&table, "table", "t", "", "one table to standard output: "+strings.Join(store.ExportTables(), ", "))
 	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (with --table) or directory")
 	return cmd
 }

@@ -94,10 +94,15 @@ var exportTables = map[string]exportTable{
 		cols: []exportCol{plain("id", kInt), plain("run_id", kInt), plain("time_ns", kInt), plain("kind", kText), plain("detail", kText)},
 		from: `FROM event ORDER BY time_ns, id`,
 	},
+	"samples": {
+		cols: []exportCol{plain("run_id", kInt), plain("host", kText), plain("resource", kText), plain("metric", kText),
+			plain("start_ns", kInt), plain("period_ns", kInt), plain("value", kFloat), plain("source", kText)},
+		from: `FROM sample ORDER BY host, resource, metric, start_ns`,
+	},
 }
 
 // ExportTables lists the tables Export accepts.
-func ExportTables() []string { return []string{"campaign", "runs", "intervals", "events"} }
+func ExportTables() []string { return []string{"campaign", "runs", "intervals", "events", "samples"} }
 
 var exportFormats = []string{"csv", "json"}
 

@@ -58,16 +58,17 @@ func (s histSummary) args() []any {
 // encodeHist returns the standard HdrHistogram V2 compressed encoding as
 // base64 text, readable by every HdrHistogram implementation (Java, C,
 // Python, Rust, Go). A nil histogram is stored as an empty one so that every
-// row has a histogram a reader can merge.
+// row has a histogram a reader can merge. It uses the store's own encoder
+// (hdrenc.go), not the library's Encode, which is much slower.
 func encodeHist(h *hdrhistogram.Histogram) (string, error) {
 	if h == nil {
 		h = NewHistogram()
 	}
-	b, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+	s, err := encodeHdrV2(h)
 	if err != nil {
 		return "", fmt.Errorf("encoding histogram: %w", err)
 	}
-	return string(b), nil
+	return s, nil
 }
 
 func decodeHist(s string) (*hdrhistogram.Histogram, error) {

@@ -96,4 +96,16 @@ var schema = []string{
 		detail  TEXT    NOT NULL
 	)`,
 	`CREATE INDEX event_run_time ON event (run_id, time_ns)`,
+	`CREATE TABLE sample (
+		run_id    INTEGER REFERENCES run (id),
+		host      TEXT    NOT NULL,
+		resource  TEXT    NOT NULL,
+		metric    TEXT    NOT NULL,
+		start_ns  INTEGER NOT NULL,
+		period_ns INTEGER NOT NULL,
+		value     REAL    NOT NULL,
+		source    TEXT    NOT NULL
+	)`,
+	`CREATE INDEX sample_series ON sample (host, resource, metric, start_ns)`,
+	`CREATE INDEX sample_run ON sample (run_id, start_ns)`,
 }

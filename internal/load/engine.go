@@ -45,6 +45,10 @@ type Config struct {
 	// Ops lists the operation types of the workload mix, so that intervals in
 	// which an operation completed nothing are still reported (as zero).
 	Ops []workload.OpType
+	// Started, when set, is called with the run's start time (interval 0's
+	// boundary) before the first request, so that resource monitors can
+	// sample on the same interval boundaries.
+	Started func(t0 time.Time)
 }
 
 // earlyTolerance: a worker whose next request is due within this much time
@@ -177,6 +181,9 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	e.t0 = time.Now()
+	if cfg.Started != nil {
+		cfg.Started(e.t0)
+	}
 	res := Result{Start: e.t0, MeasureStart: time.Duration(measureStart), TargetRate: cfg.Rate, Cores: cores()}
 	if src != nil {
 		go src.pacer.loop()

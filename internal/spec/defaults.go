@@ -34,8 +34,16 @@ const (
 // so a key that is left out keeps its default and one that is written, even
 // as a zero value, replaces it.
 func defaults() *Spec {
-	readAll, writeAll, populate := true, false, true
+	readAll, writeAll, populate, on := true, false, true, true
 	return &Spec{
+		Monitor: Monitor{
+			Enabled:    &on,
+			CPU:        &on,
+			Memory:     &on,
+			Disks:      []string{"all"},
+			Interfaces: []string{"all"},
+			Processes:  []string{"self"},
+		},
 		Seed: defaultSeed,
 		Workload: Workload{
 			RecordCount:            defaultRecordCount,
@@ -76,6 +84,9 @@ func finish(s *Spec) {
 	if s.OrderSeed == nil {
 		seed := s.Seed
 		s.OrderSeed = &seed
+	}
+	if s.Monitor.Interval.Duration == 0 {
+		s.Monitor.Interval = s.Interval
 	}
 	if s.Load.Model == "closed" {
 		s.Load.Arrival = ""

@@ -222,6 +222,14 @@ func TestParseErrors(t *testing.T) {
 				`t.yaml:8: workload.max_scan_length: must be 1 or more, got 0`,
 			}},
 
+		{"monitor section", "name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [100]}\nmonitor:\n  interval: 50ms\n  processes: [self, db]\n  cgroups: [headroom/db1]\n  disk: [vda]\n",
+			[]string{
+				`t.yaml:6: monitor.interval: 50ms is out of range; use 100ms to 60s`,
+				`t.yaml:7: monitor.processes[1]: "db" is not a process; use self (Headroom itself) or a process ID`,
+				`t.yaml:8: monitor.cgroups[0]: "headroom/db1" must be a path from the cgroup root`,
+				`t.yaml:9: monitor.disk: unknown field; did you mean "disks"?`,
+			}},
+
 		// Top-level rules.
 		{"bad name", "name: my campaign!\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [100]}\n",
 			[]string{`t.yaml:1: name: "my campaign!" is not a valid name; use only letters, digits, '.', '_' and '-', e.g. "my-campaign"`}},

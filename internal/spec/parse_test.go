@@ -117,6 +117,7 @@ func TestParseFullSpec(t *testing.T) {
 		SLO:         &SLO{Percentile: 99.9, Threshold: Duration{25 * time.Millisecond}, Operation: "read"},
 		Interval:    Duration{500 * time.Millisecond},
 		Output:      "out/dir",
+		Monitor:     defaultMonitor(500 * time.Millisecond),
 		File:        "t.yaml",
 		Source:      []byte(fullSpec),
 	}
@@ -160,6 +161,7 @@ func TestParseDefaults(t *testing.T) {
 		OrderSeed:   ptr(int64(1)),
 		Interval:    Duration{time.Second},
 		Output:      "results",
+		Monitor:     defaultMonitor(time.Second),
 		File:        "t.yaml",
 		Source:      s.Source,
 	}
@@ -273,4 +275,11 @@ func TestLoadFile(t *testing.T) {
 	if !errors.As(err, &es) || es[0].File != bad {
 		t.Errorf("LoadFile(bad) = %v, want Errors naming %s", err, bad)
 	}
+}
+
+// defaultMonitor is the monitor section a spec gets when it has none.
+func defaultMonitor(interval time.Duration) Monitor {
+	on := true
+	return Monitor{Enabled: &on, Interval: Duration{interval}, CPU: &on, Memory: &on,
+		Disks: []string{"all"}, Interfaces: []string{"all"}, Processes: []string{"self"}}
 }

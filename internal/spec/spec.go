@@ -18,6 +18,7 @@ type Spec struct {
 	Order       string   `yaml:"order"`       // "sequential" (default) | "randomized"
 	OrderSeed   *int64   `yaml:"order_seed"`  // default: Seed
 	SLO         *SLO     `yaml:"slo"`         // optional
+	Monitor     Monitor  `yaml:"monitor"`     // resource sampling; on by default
 	Interval    Duration `yaml:"interval"`    // default 1s; 100ms..60s
 	Output      string   `yaml:"output"`      // default "results" (relative to the spec file's directory)
 
@@ -92,6 +93,21 @@ type SLO struct {
 	Percentile float64  `yaml:"percentile"` // required; 0 < p < 100 (e.g. 99, 99.9)
 	Threshold  Duration `yaml:"threshold"`  // required; > 0
 	Operation  string   `yaml:"operation"`  // optional op name; default: all operations together
+}
+
+// Monitor says which resources to sample while load runs (this host for
+// now; lab and remote hosts join through the same section later). Samples
+// are taken on the load engine's interval boundaries.
+type Monitor struct {
+	Enabled    *bool    `yaml:"enabled"`    // default true
+	Interval   Duration `yaml:"interval"`   // default: the campaign's interval; 100ms..60s
+	CPU        *bool    `yaml:"cpu"`        // total CPU; default true
+	PerCore    bool     `yaml:"per_core"`   // also each core; default false
+	Memory     *bool    `yaml:"memory"`     // default true
+	Disks      []string `yaml:"disks"`      // device names, or ["all"] (default) or [] for none
+	Interfaces []string `yaml:"interfaces"` // interface names, or ["all"] (default: all but lo) or [] for none
+	Processes  []string `yaml:"processes"`  // "self" (default: the headroom process) or PIDs
+	Cgroups    []string `yaml:"cgroups"`    // cgroup paths, e.g. /headroom/db1
 }
 
 // Duration is a time.Duration written as a Go duration string ("500ms",

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,7 +42,28 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 	if s.SLO != nil {
 		c.slo(s.SLO)
 	}
+	c.monitor(&s.Monitor)
 	return c.errs
+}
+
+// monitor checks the monitor section.
+func (c *checker) monitor(m *Monitor) {
+	if iv := m.Interval.Duration; iv != 0 && (iv < 100*time.Millisecond || iv > time.Minute) {
+		c.fail("monitor.interval", "%v is out of range; use 100ms to 60s (or leave it out to sample on the campaign's interval)", iv)
+	}
+	for i, p := range m.Processes {
+		if p == "self" {
+			continue
+		}
+		if n, err := strconv.Atoi(p); err != nil || n <= 0 {
+			c.fail(fmt.Sprintf("monitor.processes[%d]", i), "%q is not a process; use self (Headroom itself) or a process ID", p)
+		}
+	}
+	for i, g := range m.Cgroups {
+		if !strings.HasPrefix(g, "/") {
+			c.fail(fmt.Sprintf("monitor.cgroups[%d]", i), "%q must be a path from the cgroup root, e.g. /headroom/db1", g)
+		}
+	}
 }
 
 func (c *checker) has(path string) bool {

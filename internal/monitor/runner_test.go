@@ -1,0 +1,58 @@
+package monitor
+
+import (
+	"sync"
+	"testing"
+	"time"
+)
+
+type countingSource struct {
+	mu    sync.Mutex
+	calls []time.Time
+}
+
+func (c *countingSource) Sample(at time.Time) ([]Sample, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, at)
+	if len(c.calls) == 1 {
+		return nil, nil
+	}
+	return []Sample{{Host: "h", Resource: "cpu", Metric: CPUUtilPct, Value: float64(len(c.calls)), Source: SourceSampled}}, nil
+}
+
+// Samples are labelled with the boundaries of the engine's clock and taken
+// close to them.
+func TestRunnerAlignsWithOrigin(t *testing.T) {
+	src := &countingSource{}
+	var got []Sample
+	var mu sync.Mutex
+	r := NewRunner(src, 100*time.Millisecond, func(s []Sample) error {
+		mu.Lock()
+		got = append(got, s...)
+		mu.Unlock()
+		return nil
+	})
+	origin := time.Now()
+	r.Start(origin)
+	time.Sleep(550 * time.Millisecond)
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 4 || len(got) > 5 {
+		t.Fatalf("%d samples in 550 ms at 100 ms", len(got))
+	}
+	for i, s := range got {
+		if want := origin.Add(time.Duration(i) * 100 * time.Millisecond); !s.Start.Equal(want) || s.Period != 100*time.Millisecond {
+			t.Fatalf("sample %d starts %v (period %v), want %v", i, s.Start.Sub(origin), s.Period, want.Sub(origin))
+		}
+	}
+	for i, at := range src.calls[1:] {
+		boundary := origin.Add(time.Duration(i+1) * 100 * time.Millisecond)
+		if d := at.Sub(boundary); d < 0 || d > 20*time.Millisecond {
+			t.Fatalf("call %d taken %v after its boundary", i+1, d)
+		}
+	}
+}

@@ -205,6 +205,10 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if sum.MeasureSecs < 0 {
 		sum.MeasureSecs = 0
 	}
+	if !res.Start.IsZero() {
+		sum.MeasureStart = res.Start.Add(res.MeasureStart)
+		sum.MeasureEnd = res.Start.Add(max(res.MeasureEnd, res.MeasureStart))
+	}
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
 	}

@@ -43,7 +43,7 @@ var runExportCols = []exportCol{
 	plain("level_index", kInt), plain("level", kFloat), plain("repetition", kInt),
 	plain("start_ns", kInt), plain("end_ns", kInt), plain("status", kText), plain("message", kText),
 	plain("sent", kInt), plain("completed", kInt), plain("errors", kInt), plain("late", kInt), plain("dropped", kInt),
-	plain("unfinished", kInt), plain("measure_secs", kFloat), plain("throughput", kFloat),
+	plain("unfinished", kInt), plain("measure_start_ns", kInt), plain("measure_end_ns", kInt), plain("measure_secs", kFloat), plain("throughput", kFloat),
 	plain("client_cpu_pct", kFloat), plain("client_limited", kBool), plain("client_note", kText),
 }
 

@@ -32,7 +32,7 @@ func (s *Store) Campaign() (Campaign, error) {
 }
 
 const runColumns = `id, seq, slot, treatment, model, level_index, level, repetition, start_ns, end_ns, status, message,
-	sent, completed, errors, late, dropped, unfinished, measure_secs, throughput, client_cpu_pct, client_limited, client_note`
+	sent, completed, errors, late, dropped, unfinished, measure_start_ns, measure_end_ns, measure_secs, throughput, client_cpu_pct, client_limited, client_note`
 
 // Runs returns every run in ID order, including superseded attempts of a
 // slot. The summary of a run that never finished reads as zeros.
@@ -46,19 +46,20 @@ func (s *Store) Runs() ([]Run, error) {
 	for rows.Next() {
 		var r Run
 		var start, end sql.NullInt64
-		var sent, completed, errs, late, dropped, unfinished sql.NullInt64
+		var sent, completed, errs, late, dropped, unfinished, mstart, mend sql.NullInt64
 		var measure, tput, cpu sql.NullFloat64
 		var limited sql.NullBool
 		var note sql.NullString
 		if err := rows.Scan(&r.ID, &r.Seq, &r.Slot, &r.Treatment, &r.Model, &r.LevelIndex, &r.Level, &r.Repetition,
 			&start, &end, &r.Status, &r.Message,
-			&sent, &completed, &errs, &late, &dropped, &unfinished, &measure, &tput, &cpu, &limited, &note); err != nil {
+			&sent, &completed, &errs, &late, &dropped, &unfinished, &mstart, &mend, &measure, &tput, &cpu, &limited, &note); err != nil {
 			return nil, s.fail("reading runs", err)
 		}
 		r.Start, r.End = fromNS(start), fromNS(end)
 		r.Summary = RunSummary{
 			Sent: sent.Int64, Completed: completed.Int64, Errors: errs.Int64, Late: late.Int64,
 			Dropped: dropped.Int64, Unfinished: unfinished.Int64,
+			MeasureStart: fromNS(mstart), MeasureEnd: fromNS(mend),
 			MeasureSecs: measure.Float64, Throughput: tput.Float64, ClientCPU: cpu.Float64,
 			ClientLimited: limited.Bool, ClientNote: note.String,
 		}

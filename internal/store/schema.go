@@ -49,6 +49,8 @@ var schema = []string{
 		late           INTEGER,
 		dropped        INTEGER,
 		unfinished     INTEGER,
+		measure_start_ns INTEGER,
+		measure_end_ns   INTEGER,
 		measure_secs   REAL,
 		throughput     REAL,
 		client_cpu_pct REAL,

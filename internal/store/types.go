@@ -52,17 +52,19 @@ type Run struct {
 // RunSummary holds run-level totals over the measured phase, written when a
 // run ends (completed, interrupted or failed).
 type RunSummary struct {
-	Sent          int64   // requests started
-	Completed     int64   // requests that returned without error
-	Errors        int64   // requests that returned an error
-	Late          int64   // open loop: started later than late_after after intended time
-	Dropped       int64   // open loop: not sent, could not start within drop_after
-	Unfinished    int64   // still in flight when the run ended
-	MeasureSecs   float64 // length of the measured phase actually run
-	Throughput    float64 // Completed / MeasureSecs
-	ClientCPU     float64 // client process CPU utilisation, % of one core, over the measured phase
-	ClientLimited bool    // the engine judged the client itself to be the limit
-	ClientNote    string  // why (one sentence), empty when not limited
+	Sent          int64     // requests started
+	Completed     int64     // requests that returned without error
+	Errors        int64     // requests that returned an error
+	Late          int64     // open loop: started later than late_after after intended time
+	Dropped       int64     // open loop: not sent, could not start within drop_after
+	Unfinished    int64     // still in flight when the run ended
+	MeasureStart  time.Time // wall clock at the start of the measured window
+	MeasureEnd    time.Time // wall clock at its end (earlier than planned when interrupted)
+	MeasureSecs   float64   // length of the measured phase actually run
+	Throughput    float64   // successful completions inside the measured window / MeasureSecs
+	ClientCPU     float64   // client process CPU utilisation, % of one core, over the measured phase
+	ClientLimited bool      // the engine judged the client itself to be the limit
+	ClientNote    string    // why (one sentence), empty when not limited
 }
 
 // Interval is the statistics of one operation type over one interval of one

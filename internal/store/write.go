@@ -43,10 +43,12 @@ func (s *Store) FinishRun(id int64, status, message string, end time.Time, sum R
 	}
 	res, err := s.db.Exec(`UPDATE run SET status = ?, message = ?, end_ns = ?,
 		sent = ?, completed = ?, errors = ?, late = ?, dropped = ?, unfinished = ?,
+		measure_start_ns = ?, measure_end_ns = ?,
 		measure_secs = ?, throughput = ?, client_cpu_pct = ?, client_limited = ?, client_note = ?
 		WHERE id = ?`,
 		status, message, end.UnixNano(),
 		sum.Sent, sum.Completed, sum.Errors, sum.Late, sum.Dropped, sum.Unfinished,
+		nullTime(sum.MeasureStart), nullTime(sum.MeasureEnd),
 		sum.MeasureSecs, sum.Throughput, sum.ClientCPU, sum.ClientLimited, sum.ClientNote,
 		id)
 	if err != nil {
@@ -155,4 +157,12 @@ func (s *Store) MarkRunningInterrupted(msg string) (int, error) {
 		return 0, s.fail("marking running runs interrupted", err)
 	}
 	return int(n), nil
+}
+
+// nullTime stores a zero time as NULL (unknown) and any other as unix ns.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t.UnixNano()
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/hostinfo"
 	"github.com/headroom-dev/headroom/internal/load"
+	"github.com/headroom-dev/headroom/internal/monitor/procfs"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
@@ -153,6 +154,7 @@ type executor struct {
 	// records inserted by earlier runs stay in the target, so later runs
 	// must continue after them.
 	nextInsert uint64
+	sampler    *procfs.Sampler // nil when monitoring is off
 }
 
 func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, resume bool, opt Options) (Outcome, error) {
@@ -190,6 +192,12 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, res
 		}
 	}
 
+	if ex.sampler, err = newSampler(s.Monitor); err != nil {
+		return out, err
+	}
+	if ex.sampler != nil {
+		defer ex.sampler.Close()
+	}
 	populated, err := ex.populated()
 	if err != nil {
 		return out, err

@@ -164,6 +164,8 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	} else {
 		cfg.Clients = int(p.Level)
 	}
+	stopMonitor := func() {}
+	cfg.Started = func(t0 time.Time) { stopMonitor = ex.startMonitor(id, t0) }
 	var res load.Result
 	gen, err := workload.New(ex.wcfg, cfg.Seed)
 	if err == nil {
@@ -187,6 +189,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			return nil
 		}
 		res, err = load.Run(ctx, cfg, ex.tgt, gen, sink)
+		stopMonitor()
 	}
 
 	status, msg := store.StatusCompleted, ""

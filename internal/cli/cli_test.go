@@ -331,3 +331,41 @@ func TestSLOFailsWhereCapacityIsExceeded(t *testing.T) {
 		}
 	}
 }
+
+// Resource samples are stored per run on the same interval boundaries as
+// the latency intervals, and the summary reports the host.
+func TestMonitoringAlignedWithIntervals(t *testing.T) {
+	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/queue.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "  host ") || !strings.Contains(out, "CPU ") {
+		t.Fatalf("summary lacks the host line:\n%s", out)
+	}
+	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs()
+	for _, r := range runs {
+		ss, err := st.Samples(store.SampleFilter{RunID: r.ID, Resource: "cpu", Metric: "util_pct"})
+		if err != nil || len(ss) < 2 {
+			t.Fatalf("run %d: %d cpu samples, %v", r.ID, len(ss), err)
+		}
+		ivs, _ := st.Intervals(r.ID, "")
+		starts := map[int64]bool{}
+		for _, iv := range ivs {
+			starts[iv.Start.UnixNano()] = true
+		}
+		for _, s := range ss {
+			if !starts[s.Start.UnixNano()] || s.Period != time.Second || s.Source != "sampled" {
+				t.Fatalf("sample at %v (period %v) is not on an interval boundary of run %d", s.Start, s.Period, r.ID)
+			}
+		}
+		self, _ := st.Samples(store.SampleFilter{RunID: r.ID, Metric: "rss_bytes"})
+		if len(self) == 0 || self[0].Value <= 0 {
+			t.Fatalf("run %d: no RSS samples of the headroom process", r.ID)
+		}
+	}
+}

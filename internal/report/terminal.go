@@ -115,7 +115,26 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 			lat(o.Latency.Mean), lat(o.Latency.P50), lat(o.Latency.P95), lat(o.Latency.P99), lat(o.Latency.Max))
 	}
 	tw.Flush()
+	for _, h := range l.Hosts {
+		fmt.Fprintf(w, "  host %s: CPU %.0f%% (peak %.0f%%)", h.Host, h.CPUMean, h.CPUMax)
+		if h.Disk != "" {
+			fmt.Fprintf(w, " · busiest disk %s %.0f%% busy (peak %.0f%%)", h.Disk, h.DiskUtil, h.DiskUtilMax)
+		}
+		fmt.Fprintf(w, " · network %s\n", bytesPerSec(h.NetBytes))
+	}
 	fmt.Fprintln(w)
+}
+
+func bytesPerSec(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB/s", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB/s", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1f KiB/s", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0f B/s", b)
 }
 
 // est prints mean ± standard error; the ± part is left out for a single

@@ -1,6 +1,9 @@
 package levels
 
-import "github.com/headroom-dev/headroom/internal/store"
+import (
+	"github.com/headroom-dev/headroom/internal/analysis/resources"
+	"github.com/headroom-dev/headroom/internal/store"
+)
 
 // FromStore reads the input for Summarize from a results store: for every
 // plan slot its last completed run, with the run's measured-phase intervals.
@@ -28,7 +31,15 @@ func FromStore(st *store.Store, model string, slo *SLO) (Input, int, error) {
 		if err != nil {
 			return Input{}, 0, err
 		}
-		in.Runs = append(in.Runs, RunData{Run: r, Intervals: ivs})
+		rd := RunData{Run: r, Intervals: ivs}
+		if from, to := r.Summary.MeasureStart, r.Summary.MeasureEnd; !from.IsZero() && to.After(from) {
+			samples, err := st.Samples(store.SampleFilter{RunID: r.ID})
+			if err != nil {
+				return Input{}, 0, err
+			}
+			rd.Resources = resources.Summarize(samples, from, to)
+		}
+		in.Runs = append(in.Runs, rd)
 	}
 	return in, incomplete, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/headroom-dev/headroom/internal/analysis/resources"
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
 	"github.com/headroom-dev/headroom/internal/store"
 )
@@ -24,10 +25,12 @@ type SLO struct {
 	Op         string
 }
 
-// RunData is one completed run with its measured-phase intervals.
+// RunData is one completed run with its measured-phase intervals and the
+// resource summary of its measured window.
 type RunData struct {
 	Run       store.Run
 	Intervals []store.Interval
+	Resources []resources.Host
 }
 
 // Input is everything Summarize needs.
@@ -73,6 +76,20 @@ type Level struct {
 	Notes         []string
 	Ops           []OpRow
 	SLO           *SLOResult
+	Hosts         []HostRow // monitored hosts, when the campaign sampled resources
+}
+
+// HostRow is one monitored host at one level, across repetitions: the mean
+// of the runs' mean CPU utilisation and the highest peak, the busiest disk
+// (highest mean utilisation) and the mean network throughput.
+type HostRow struct {
+	Host        string
+	CPUMean     float64
+	CPUMax      float64
+	Disk        string
+	DiskUtil    float64
+	DiskUtilMax float64
+	NetBytes    float64
 }
 
 // Summary is the whole campaign's load-response table.
@@ -86,6 +103,7 @@ type Summary struct {
 
 // perRun is what one run contributes to its level.
 type perRun struct {
+	resources                         []resources.Host
 	throughput, late, dropped, errors float64
 	limited                           bool
 	note                              string
@@ -130,7 +148,7 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 	pr := perRun{
 		throughput: r.Summary.Throughput, late: float64(r.Summary.Late), dropped: float64(r.Summary.Dropped),
 		errors: float64(r.Summary.Errors), limited: r.Summary.ClientLimited, note: r.Summary.ClientNote,
-		hists: map[string]*hdrhistogram.Histogram{},
+		hists: map[string]*hdrhistogram.Histogram{}, resources: rd.Resources,
 	}
 	var offeredSLO int64
 	for _, iv := range rd.Intervals {
@@ -249,10 +267,62 @@ func buildLevel(li int, value float64, runs []perRun, slo *SLO) Level {
 			Latency: Latency{Mean: col(h(-1)), P50: col(h(50)), P95: col(h(95)), P99: col(h(99)), Max: col(h(100))},
 		})
 	}
+	l.Hosts = hostRows(runs)
 	if slo != nil {
 		res := &SLOResult{Within: col(func(r perRun) float64 { return r.within }), Value: col(func(r perRun) float64 { return r.sloValue })}
 		res.Pass = res.Within.N > 0 && res.Within.Mean >= slo.Percentile/100
 		l.SLO = res
 	}
 	return l
+}
+
+func hostRows(runs []perRun) []HostRow {
+	type acc struct {
+		row      HostRow
+		cpu, net float64
+		n        int
+		diskSum  map[string]float64
+		diskMax  map[string]float64
+		diskN    map[string]int
+	}
+	byHost := map[string]*acc{}
+	var names []string
+	for _, r := range runs {
+		for _, h := range r.resources {
+			a := byHost[h.Host]
+			if a == nil {
+				a = &acc{row: HostRow{Host: h.Host}, diskSum: map[string]float64{}, diskMax: map[string]float64{}, diskN: map[string]int{}}
+				byHost[h.Host] = a
+				names = append(names, h.Host)
+			}
+			a.n++
+			a.cpu += h.CPUMean
+			a.net += h.NetBytes
+			a.row.CPUMax = max(a.row.CPUMax, h.CPUMax)
+			if h.Disk != "" {
+				a.diskSum[h.Disk] += h.DiskUtil
+				a.diskN[h.Disk]++
+				a.diskMax[h.Disk] = max(a.diskMax[h.Disk], h.DiskUtilMax)
+			}
+		}
+	}
+	sort.Strings(names)
+	out := make([]HostRow, 0, len(names))
+	for _, name := range names {
+		a := byHost[name]
+		a.row.CPUMean = a.cpu / float64(a.n)
+		a.row.NetBytes = a.net / float64(a.n)
+		disks := make([]string, 0, len(a.diskSum))
+		for d := range a.diskSum {
+			disks = append(disks, d)
+		}
+		sort.Strings(disks)
+		for _, d := range disks {
+			if mean := a.diskSum[d] / float64(a.diskN[d]); a.row.Disk == "" || mean > a.row.DiskUtil {
+				a.row.Disk, a.row.DiskUtil, a.row.DiskUtilMax = d, mean, a.diskMax[d]
+			}
+		}
+		out = append(out, a.row)
+	}
+	return out
 }

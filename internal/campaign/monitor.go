@@ -1,0 +1,75 @@
+package campaign
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/monitor/procfs"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// newSampler builds this host's sampler from the spec's monitor section,
+// or returns nil when monitoring is off. A named resource that does not
+// exist is an error naming it (from procfs.New).
+func newSampler(m spec.Monitor) (*procfs.Sampler, error) {
+	if m.Enabled != nil && !*m.Enabled {
+		return nil, nil
+	}
+	cfg := procfs.Config{CPU: m.CPU == nil || *m.CPU, PerCore: m.PerCore, Memory: m.Memory == nil || *m.Memory, Cgroups: m.Cgroups}
+	for _, d := range m.Disks {
+		if d == "all" {
+			cfg.AllDisks = true
+		} else {
+			cfg.Disks = append(cfg.Disks, d)
+		}
+	}
+	for _, i := range m.Interfaces {
+		if i == "all" {
+			cfg.AllInterfaces = true
+		} else {
+			cfg.Interfaces = append(cfg.Interfaces, i)
+		}
+	}
+	for _, p := range m.Processes {
+		if p == "self" {
+			cfg.PIDs = append(cfg.PIDs, os.Getpid())
+			continue
+		}
+		pid, err := strconv.Atoi(p)
+		if err != nil {
+			return nil, fmt.Errorf("monitor.processes: %q is not a process ID", p)
+		}
+		if !slices.Contains(cfg.PIDs, pid) {
+			cfg.PIDs = append(cfg.PIDs, pid)
+		}
+	}
+	s, err := procfs.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("monitor: %w", err)
+	}
+	return s, nil
+}
+
+// startMonitor begins sampling for run id on the engine's interval
+// boundaries from origin. It returns a function that stops sampling and
+// records a monitoring failure as an event (monitoring problems never fail
+// a run: the latency measurements stand on their own).
+func (ex *executor) startMonitor(id int64, origin time.Time) func() {
+	if ex.sampler == nil {
+		return func() {}
+	}
+	r := monitor.NewRunner(ex.sampler, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
+		return ex.st.AddSamples(id, ss)
+	})
+	r.Start(origin)
+	return func() {
+		if err := r.Stop(); err != nil {
+			_ = ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: "monitor_error", Detail: err.Error()})
+		}
+	}
+}

@@ -75,7 +75,7 @@ func Start(ctx context.Context, s *spec.Spec, opt Options) (Outcome, error) {
 		return Outcome{}, err
 	}
 	defer st.Close()
-	return execute(ctx, s, st, dir, false, opt)
+	return execute(ctx, s, st, dir, opt)
 }
 
 // Resume continues the campaign whose results directory is dir, running only
@@ -106,7 +106,7 @@ func Resume(ctx context.Context, dir string, opt Options) (Outcome, error) {
 	if _, err := st.MarkRunningInterrupted("the process ended without finishing this run"); err != nil {
 		return Outcome{}, err
 	}
-	return execute(ctx, s, st, dir, true, opt)
+	return execute(ctx, s, st, dir, opt)
 }
 
 func newResultsDir(base, name string, t time.Time) (string, error) {
@@ -157,7 +157,7 @@ type executor struct {
 	sampler    *procfs.Sampler // nil when monitoring is off
 }
 
-func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, resume bool, opt Options) (Outcome, error) {
+func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (Outcome, error) {
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
 	wcfg, err := workloadConfig(s.Workload)
 	if err != nil {
@@ -205,7 +205,10 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, res
 	if ex.nextInsert, err = ex.lastKeySpace(); err != nil {
 		return out, err
 	}
-	if err := tgt.Prepare(ctx, wcfg, !populated && !resume); err != nil {
+	// The table is emptied only when it is about to be populated, so that
+	// populate: false keeps the user's data and a resume after an
+	// interrupted populate starts the population again from scratch.
+	if err := tgt.Prepare(ctx, wcfg, *s.Phases.Populate && !populated); err != nil {
 		return out, err
 	}
 	if *s.Phases.Populate && !populated {

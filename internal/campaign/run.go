@@ -22,8 +22,30 @@ const (
 	populateBatch  = 500
 )
 
-// lastKeySpace returns the insert key number recorded after the latest run
-// (0 when none was recorded: the generator then starts at record_count).
+// reserveKeys records, once per interval of a run whose mix has inserts,
+// how far the run's inserts may reach before the next interval: the keys
+// issued so far plus twice the last interval's inserts and a margin. If
+// the process dies (SIGKILL, power loss) before the run ends, a resumed
+// campaign starts its inserts after this bound and never reuses a key that
+// reached the target. A clean end records the exact next key instead.
+func (ex *executor) reserveKeys(id int64, gen *workload.Generator, last *uint64) error {
+	if ex.wcfg.Mix[workload.Insert] == 0 {
+		return nil
+	}
+	next := gen.NextInsert()
+	reserved := next + 2*(next-*last) + 1000
+	*last = next
+	detail := fmt.Sprintf(`{"next_insert":%d,"reserved_to":%d}`, next, reserved)
+	if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventKeySpace, Detail: detail}); err != nil {
+		return &storeError{err}
+	}
+	return nil
+}
+
+// lastKeySpace returns the key number the next insert must take, from the
+// latest key_space event: its exact next_insert after a clean end, or its
+// reservation when the run was cut short (0 when none was recorded: the
+// generator then starts at record_count).
 func (ex *executor) lastKeySpace() (uint64, error) {
 	evs, err := ex.st.Events(-1)
 	if err != nil {
@@ -34,9 +56,10 @@ func (ex *executor) lastKeySpace() (uint64, error) {
 		if e.Kind == eventKeySpace {
 			var ks struct {
 				NextInsert uint64 `json:"next_insert"`
+				ReservedTo uint64 `json:"reserved_to"`
 			}
 			if json.Unmarshal([]byte(e.Detail), &ks) == nil {
-				next = ks.NextInsert
+				next = max(ks.NextInsert, ks.ReservedTo)
 			}
 		}
 	}
@@ -171,6 +194,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if err == nil {
 		gen.ContinueInserts(ex.nextInsert)
 		var live load.Totals
+		lastInsert := gen.NextInsert()
 		sink := func(t load.Tick) error {
 			ivs := make([]store.Interval, 0, len(t.Stats))
 			for _, o := range t.Stats {
@@ -184,6 +208,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			}
 			if err := ex.st.AddIntervals(ivs); err != nil {
 				return &storeError{err}
+			}
+			if err := ex.reserveKeys(id, gen, &lastInsert); err != nil {
+				return err
 			}
 			ex.update(p, t.Phase.String(), t, live)
 			return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,5 +368,36 @@ func TestMonitoringAlignedWithIntervals(t *testing.T) {
 		if len(self) == 0 || self[0].Value <= 0 {
 			t.Fatalf("run %d: no RSS samples of the headroom process", r.ID)
 		}
+	}
+}
+
+// populate: false keeps the data an earlier campaign loaded (review
+// finding: the table used to be emptied at every start).
+func TestPopulateFalseKeepsData(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "shared.db")
+	write := func(name, populate string) string {
+		p := filepath.Join(dir, name+".yaml")
+		src := fmt.Sprintf("name: %s\ntarget: {type: sqlite, path: %s}\nworkload: {ycsb: c, record_count: 300}\nload: {model: closed, clients: [1]}\nphases: {populate: %s, warmup: 0s, measure: 1s}\n", name, db, populate)
+		if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	if out, errOut, code := headroom(t, "run", "-q", "-o", dir, write("first", "true")); code != 0 {
+		t.Fatalf("first: %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, code := headroom(t, "run", "-q", "-o", dir, write("second", "false"))
+	if code != 0 {
+		t.Fatalf("second: %d\n%s\n%s", code, out, errOut)
+	}
+	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs()
+	if len(runs) != 1 || runs[0].Summary.Errors != 0 || runs[0].Summary.Completed == 0 {
+		t.Fatalf("reads of the kept records: %+v", runs)
 	}
 }

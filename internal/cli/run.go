@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-dev/headroom/internal/campaign"
+	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/spec"
 )
@@ -24,7 +25,12 @@ import (
 // sent late because of the client (docs/measurement.md).
 func widenScheduler() {
 	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(2 * runtime.NumCPU())
+		// Go's default already follows the CPU quota of a container; the
+		// client-limit verdict is judged against that budget, not against
+		// the widened number of slots.
+		base := runtime.GOMAXPROCS(0)
+		load.SetCPUBudget(base)
+		runtime.GOMAXPROCS(2 * base)
 	}
 }
 

@@ -189,9 +189,15 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		go src.pacer.loop()
 		defer close(src.pacer.stop)
 	}
+	// Client CPU is read at the start and the end of the measured window,
+	// and divided by the wall time between the two readings.
+	cpuStart, cpuEnd := -1.0, -1.0
+	var cpuStartAt, cpuEndAt time.Time
+	if measureStart == 0 {
+		cpuStart, cpuStartAt = processCPUSeconds(), time.Now()
+	}
 	close(begin)
 
-	cpuStart, cpuEnd := -1.0, -1.0
 	var sinkErr error
 	emit := func(ticks []Tick) {
 		for _, t := range ticks {
@@ -206,7 +212,9 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		col.release(ticks)
 	}
 	grace := min(cfg.Interval/10, 50*time.Millisecond)
-	watch := min(cfg.Timeout/4, 100*time.Millisecond)
+	// The watchdog checks for expired requests a few times per timeout, but
+	// never more often than every millisecond.
+	watch := max(min(cfg.Timeout/4, 100*time.Millisecond), time.Millisecond)
 	watchdog := time.NewTicker(watch)
 	defer watchdog.Stop()
 	timer := time.NewTimer(0)
@@ -220,10 +228,10 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		case <-timer.C:
 			now := e.since()
 			if cpuStart < 0 && now >= measureStart {
-				cpuStart = processCPUSeconds()
+				cpuStart, cpuStartAt = processCPUSeconds(), time.Now()
 			}
 			if cpuEnd < 0 && now >= end {
-				cpuEnd = processCPUSeconds()
+				cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
 			}
 			emit(col.take(next, 0))
 			next++
@@ -241,9 +249,13 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		}
 	}
 	timer.Stop()
+	// The workers may all have left because of the interrupt while this
+	// goroutine was busy (storing an interval), so that the select above saw
+	// them done before it saw the cancellation: ask the context itself.
+	res.Interrupted = ctx.Err() != nil
 	stopped := e.since()
 	if cpuEnd < 0 {
-		cpuEnd = processCPUSeconds()
+		cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
 	}
 	// A run that was not interrupted covers its planned time even when its
 	// last request finished early; requests still completing after the end
@@ -262,8 +274,8 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		m := res.Measured
 		res.SentRate = float64(m.Sent()+m.Dropped) / secs
 		res.Throughput = float64(windowDone) / secs
-		if cpuStart >= 0 {
-			res.ClientCPU = 100 * (cpuEnd - cpuStart) / secs
+		if wall := cpuEndAt.Sub(cpuStartAt).Seconds(); cpuStart >= 0 && wall > 0 {
+			res.ClientCPU = 100 * (cpuEnd - cpuStart) / wall
 		}
 	}
 	res.judge(cfg)
@@ -303,9 +315,23 @@ func (r *Result) judge(cfg Config) {
 	}
 }
 
-// cores is the CPU capacity the process can use: its scheduler slots, but
-// never more than the machine's cores.
-func cores() int { return min(runtime.GOMAXPROCS(0), runtime.NumCPU()) }
+// cpuBudget is the number of cores the process may use, when the command
+// line set it (see SetCPUBudget); 0 means "ask the scheduler".
+var cpuBudget atomic.Int64
+
+// SetCPUBudget tells the engine how many cores the process may use, for
+// its client-limit verdict, when the caller runs the Go scheduler with more
+// slots than that (headroom run doubles them; docs/measurement.md).
+func SetCPUBudget(n int) { cpuBudget.Store(int64(n)) }
+
+// cores is the CPU capacity the process can use: the budget when one was
+// set, else its scheduler slots, but never more than the machine's cores.
+func cores() int {
+	if b := int(cpuBudget.Load()); b > 0 {
+		return min(b, runtime.NumCPU())
+	}
+	return min(runtime.GOMAXPROCS(0), runtime.NumCPU())
+}
 
 // run is the state shared by the workers of one run.
 type run struct {

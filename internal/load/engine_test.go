@@ -338,3 +338,50 @@ func TestJudge(t *testing.T) {
 		}
 	}
 }
+
+// An interrupt that arrives while the engine is storing an interval still
+// marks the run interrupted (review finding: the workers' exit used to win
+// the race and the run passed for completed).
+func TestInterruptWhileSinkBusy(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := openConfig(500, 16, 10*time.Second)
+	calls := 0
+	res, err := Run(ctx, cfg, &stallTarget{}, generator(t, "a"), func(Tick) error {
+		calls++
+		if calls == 1 {
+			time.AfterFunc(20*time.Millisecond, cancel)
+			time.Sleep(200 * time.Millisecond)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.MeasureEnd > 3*time.Second {
+		t.Fatalf("interrupted=%v measure end %v", res.Interrupted, res.MeasureEnd)
+	}
+}
+
+type spinTarget struct{ stallTarget }
+
+func (s *spinTarget) NewClient(context.Context) (target.Client, error) { return spinClient{}, nil }
+
+type spinClient struct{}
+
+func (spinClient) Close() error { return nil }
+func (spinClient) Do(context.Context, *workload.Op) error {
+	for start := time.Now(); time.Since(start) < 200*time.Microsecond; {
+	}
+	return nil
+}
+
+// With no warmup the client CPU is still measured over the whole measured
+// window (review finding: it used to start one interval late).
+func TestClientCPUWithoutWarmup(t *testing.T) {
+	cfg := Config{Model: "closed", Clients: 1, Timeout: time.Second, Measure: time.Second, Interval: time.Second, Seed: 1,
+		Ops: []workload.OpType{workload.Read, workload.Update}}
+	res, _ := runCollect(t, context.Background(), cfg, &spinTarget{}, generator(t, "a"))
+	if res.ClientCPU < 60 {
+		t.Fatalf("one spinning client used %.0f%% of a core; want close to 100%%", res.ClientCPU)
+	}
+}

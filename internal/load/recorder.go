@@ -261,6 +261,9 @@ func (c *collector) take(upTo int64, end int64) []Tick {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if end > 0 {
+		// The last call hands out everything, including quiet intervals up
+		// to the end of the run.
+		upTo = max(upTo, (end-1)/c.intervalNs)
 		for idx := range c.buckets {
 			if idx > upTo {
 				upTo = idx

@@ -81,6 +81,7 @@ func (w *worker) open(src *arrivals) {
 	cfg := &w.run.cfg
 	wt := &waiter{wake: make(chan struct{}, 1)}
 	done := w.run.ctx.Done()
+	first := true
 	for {
 		intended, wait, ok := src.next(w.op, wt)
 		if !ok {
@@ -90,9 +91,11 @@ func (w *worker) open(src *arrivals) {
 			select {
 			case <-wt.wake:
 			case <-done:
+				w.run.unfinished.Add(1) // claimed, never sent: the run stopped
 				return
 			}
 		} else if w.run.ctx.Err() != nil {
+			w.run.unfinished.Add(1)
 			return
 		}
 		now := w.run.since()
@@ -107,10 +110,14 @@ func (w *worker) open(src *arrivals) {
 		var flags uint8
 		if lateness > int64(cfg.LateAfter) {
 			flags = flagLate
-			if wait {
+			// A slot that was waiting for this request, or that was idle
+			// because it had not started yet, was late by the client's
+			// own fault; otherwise every slot was busy when it was due.
+			if wait || first {
 				flags |= flagWokeLate
 			}
 		}
+		first = false
 		w.do(intended, now, phase, flags)
 	}
 }

@@ -32,15 +32,16 @@ func NewRunner(src Source, interval time.Duration, sink func([]Sample) error) *R
 	return &Runner{src: src, interval: interval, sink: sink, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
-// Start primes the source at origin and samples at every later boundary
-// until Stop. It returns at once.
+// Start primes the source and samples at every boundary after origin until
+// Stop. It returns at once: the load engine calls it on its clock's start,
+// and reading /proc there would delay the first requests.
 func (r *Runner) Start(origin time.Time) {
-	_, _ = r.src.Sample(origin) // prime the counters
 	go r.loop(origin)
 }
 
 func (r *Runner) loop(origin time.Time) {
 	defer close(r.done)
+	_, _ = r.src.Sample(time.Now()) // prime the counters
 	timer := time.NewTimer(time.Until(origin.Add(r.interval)))
 	defer timer.Stop()
 	for k := int64(1); ; k++ {

@@ -148,7 +148,7 @@ func TestParseErrors(t *testing.T) {
 		{"max in flight", "name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [1], max_in_flight: 0, timeout: 0s}\n",
 			[]string{
 				`t.yaml:4: load.max_in_flight: must be 1 or more, got 0`,
-				`t.yaml:4: load.timeout: must be greater than 0, got 0s`,
+				`t.yaml:4: load.timeout: must be at least 1ms, got 0s`,
 			}},
 
 		// Ranges.

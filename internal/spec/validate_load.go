@@ -3,6 +3,7 @@ package spec
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // load checks the load section under its model.
@@ -38,8 +39,8 @@ func (c *checker) load(l *Load) {
 	default:
 		c.oneOf("load.model", l.Model, "open", "closed")
 	}
-	if l.Timeout.Duration <= 0 {
-		c.fail("load.timeout", "must be greater than 0, got %v", l.Timeout.Duration)
+	if l.Timeout.Duration < time.Millisecond {
+		c.fail("load.timeout", "must be at least 1ms, got %v", l.Timeout.Duration)
 	}
 }
 

@@ -401,3 +401,42 @@ func TestPopulateFalseKeepsData(t *testing.T) {
 		t.Fatalf("reads of the kept records: %+v", runs)
 	}
 }
+
+// headroom import stores real iostat, sar, Prometheus and CloudWatch data
+// in one sample table, tagged with source and period, and names the
+// expected format when a file does not match.
+func TestImport(t *testing.T) {
+	dir := filepath.Join("..", "monitor", "importer", "testdata")
+	db := filepath.Join(t.TempDir(), "imported.db")
+	files := []string{"iostat.json", "sar.csv", "node_exporter.prom", "cloudwatch.json"}
+	args := []string{"import"}
+	for _, f := range files {
+		args = append(args, filepath.Join(dir, f))
+	}
+	out, errOut, code := headroom(t, append(args, db)...)
+	if code != 0 || strings.Count(out, " samples of ") != len(files) {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for src, period := range map[string]time.Duration{"iostat": time.Second, "sar": time.Second, "cloudwatch": time.Minute} {
+		ss, err := st.Samples(store.SampleFilter{RunID: 0, Source: src})
+		if err != nil || len(ss) == 0 {
+			t.Fatalf("%s: %d samples, %v", src, len(ss), err)
+		}
+		if ss[0].Period != period {
+			t.Fatalf("%s period %v, want %v", src, ss[0].Period, period)
+		}
+	}
+	_, errOut, code = headroom(t, "import", "--format", "iostat", filepath.Join(dir, "sar.csv"), db)
+	if code == 0 || !strings.Contains(errOut, `sar.csv:1: expected iostat -x -o JSON output`) {
+		t.Fatalf("wrong format: exit %d, %q", code, errOut)
+	}
+	_, errOut, _ = headroom(t, "report", db)
+	if !strings.Contains(errOut, "imported resource data only") {
+		t.Fatalf("report on an import-only file: %q", errOut)
+	}
+}

@@ -62,6 +62,9 @@ func printSummary(w io.Writer, path string, s *spec.Spec) error {
 		if err != nil {
 			return err
 		}
+		if c.SpecYAML == "" {
+			return fmt.Errorf("%s holds imported resource data only, no runs to summarise; read it with headroom export -t samples", path)
+		}
 		s, err = spec.Parse(c.SpecFile, []byte(c.SpecYAML))
 		if err != nil {
 			return fmt.Errorf("the spec stored in %s does not validate with this version: %w", path, err)

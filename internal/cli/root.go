@@ -48,7 +48,7 @@ Start with:  headroom run examples/quickstart.yaml`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newTargetsCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newImportCmd(), newTargetsCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{ExitUsage, fmt.Sprintf("%v (see %s --help)", err, c.CommandPath())}
 	})

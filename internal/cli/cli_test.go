@@ -440,3 +440,28 @@ func TestImport(t *testing.T) {
 		t.Fatalf("report on an import-only file: %q", errOut)
 	}
 }
+
+// YCSB D reads the latest inserts; with inserts in flight they must not be
+// read before they finish (review finding: "latest" picked queued inserts
+// and the reads failed with not_found).
+func TestLatestReadsOnlyFinishedInserts(t *testing.T) {
+	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/sqlite-latest.yaml")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	runs, _ := st.Runs()
+	ivs, _ := st.Intervals(runs[0].ID, "")
+	for _, iv := range ivs {
+		if n := iv.ErrorKinds["not_found"]; n > 0 {
+			t.Fatalf("%d not_found errors in %s interval at %v", n, iv.Op, iv.Start)
+		}
+	}
+	if runs[0].Summary.Completed < 10000 {
+		t.Fatalf("only %d requests completed", runs[0].Summary.Completed)
+	}
+}

@@ -34,7 +34,7 @@ func BenchmarkClosedLoopNull(b *testing.B) {
 	cfg, _ := workload.Preset("a")
 	g, _ := workload.New(cfg, 1)
 	run := &run{cfg: Config{Timeout: time.Minute}, col: newCollector(time.Second, 0, 1<<62, []workload.OpType{workload.Read, workload.Update}, newKindTable()), kinds: newKindTable(), ctx: context.Background(), t0: time.Now(), end: 1 << 62}
-	w := &worker{run: run, client: nullClient{}, op: g.NewOp(), gen: g}
+	w := &worker{run: run, client: nullClient{}, op: g.NewOp(), gen: g, keys: g}
 	w.rec = run.col.newHandle()
 	w.resetCtx()
 	b.ReportAllocs()

@@ -160,7 +160,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	var wg sync.WaitGroup
 	workers := make([]*worker, slots)
 	for i := range workers {
-		w := &worker{run: e, client: clients[i], rec: col.newHandle(), op: gen.NewOp()}
+		w := &worker{run: e, client: clients[i], rec: col.newHandle(), op: gen.NewOp(), keys: gen}
 		if cfg.Model == "closed" {
 			w.gen = gen.Fork(uint64(i) + 1)
 			w.rng = newRand(cfg.Seed, uint64(i)+1)

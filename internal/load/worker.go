@@ -19,6 +19,7 @@ type worker struct {
 	rec    *handle
 	op     *workload.Op
 	gen    *workload.Generator // closed loop: this client's own stream
+	keys   *workload.Generator // the key space inserts are acknowledged to
 	rng    *rand.Rand          // closed loop: think times
 
 	mu   sync.Mutex // guards stop: the watchdog cancels under it
@@ -56,6 +57,9 @@ func (w *worker) do(intended, start int64, phase Phase, flags uint8) {
 	w.busySince.Store(max(start, 1))
 	err := w.client.Do(w.ctx, w.op)
 	end := w.run.since()
+	if w.op.Type == workload.Insert {
+		w.keys.Acknowledge(w.op.KeyNum)
+	}
 	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase, flags: flags}
 	timedOut := w.busySince.Swap(0) < 0
 	if timedOut {
@@ -105,6 +109,9 @@ func (w *worker) open(src *arrivals) {
 			// No catch-up burst: a request this far behind its schedule is
 			// not sent, only counted.
 			w.rec.record(entry{end: now, op: w.op.Type, phase: phase, flags: flagDropped})
+			if w.op.Type == workload.Insert {
+				w.keys.Acknowledge(w.op.KeyNum) // never sent: never to be read
+			}
 			continue
 		}
 		var flags uint8

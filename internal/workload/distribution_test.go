@@ -140,6 +140,7 @@ func TestLatestKeys(t *testing.T) {
 	for ins := 0; ins < inserted; {
 		f.Next(op)
 		if op.Type == Insert {
+			f.Acknowledge(op.KeyNum) // as the engine does when the insert finishes
 			ins++
 		}
 	}
@@ -168,6 +169,7 @@ func TestLatestKeys(t *testing.T) {
 	for op.Type != Insert {
 		g.Next(op)
 	}
+	g.Acknowledge(op.KeyNum)
 	var newest int
 	for range 10_000 {
 		if g.nextKey() == op.KeyNum {
@@ -218,5 +220,40 @@ func TestKeysInRange(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// "latest" never picks a record whose insert has not finished, nor one
+// above an insert still outstanding; once the gap closes, it does.
+func TestLatestWaitsForAcknowledgedInserts(t *testing.T) {
+	c := readOnly(100, DistLatest)
+	c.Mix[Insert] = 1
+	g := mustNew(t, c, 3)
+	op := g.NewOp()
+	var inserts []uint64
+	for len(inserts) < 3 {
+		g.Next(op)
+		if op.Type == Insert {
+			inserts = append(inserts, op.KeyNum)
+		}
+	}
+	g.Acknowledge(inserts[1]) // 101 done, 100 still outstanding
+	g.Acknowledge(inserts[2])
+	for range 20_000 {
+		if k := g.nextKey(); k >= 100 {
+			t.Fatalf("picked key %d while the insert of key 100 is outstanding", k)
+		}
+	}
+	g.Acknowledge(inserts[0])
+	seen := false
+	for range 20_000 {
+		k := g.nextKey()
+		if k > 102 {
+			t.Fatalf("picked key %d beyond the inserted ones", k)
+		}
+		seen = seen || k == 102
+	}
+	if !seen {
+		t.Fatal("the newest acknowledged key was never picked")
 	}
 }

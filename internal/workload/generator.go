@@ -49,6 +49,7 @@ type shared struct {
 	nextInsert atomic.Uint64 // key number of the next run-phase insert
 	_          [56]byte      // keep the two counters on separate cache lines
 	nextSeq    atomic.Uint64 // position of the sequential distribution
+	acked      acknowledged  // which run-phase inserts have finished
 }
 
 type distribution uint8
@@ -78,6 +79,7 @@ func New(c Config, seed uint64) (*Generator, error) {
 		r:   newRNG(seed),
 	}
 	g.shared.nextInsert.Store(g.n)
+	g.shared.acked.reset(g.n)
 
 	total := 0.0
 	for _, w := range c.Mix {
@@ -222,6 +224,12 @@ func (g *Generator) Populate(i int64, op *Op) {
 	g.fillAll(op, &r)
 }
 
+// Acknowledge records that the run-phase insert of key number k finished,
+// whether it succeeded, failed or was never sent. Until every insert below
+// a key has finished, "latest" does not pick that key (see acknowledged).
+// Safe for concurrent use; the load engine calls it for every insert.
+func (g *Generator) Acknowledge(k uint64) { g.shared.acked.ack(k) }
+
 // NextInsert returns the key number the next run-phase insert will take
 // (RecordCount plus the inserts issued so far by g and its forks).
 func (g *Generator) NextInsert() uint64 { return g.shared.nextInsert.Load() }
@@ -234,6 +242,7 @@ func (g *Generator) NextInsert() uint64 { return g.shared.nextInsert.Load() }
 func (g *Generator) ContinueInserts(next uint64) {
 	next = max(next, g.n)
 	g.shared.nextInsert.Store(next)
+	g.shared.acked.reset(next)
 	if g.dist == distLatest {
 		g.latest = newLatestChooser(next-1, g.zeta)
 	}
@@ -245,7 +254,7 @@ func (g *Generator) nextKey() uint64 {
 	case distZipfian:
 		return g.scrambled.next(&g.r)
 	case distLatest:
-		return g.latest.next(&g.r, g.shared.nextInsert.Load()-1)
+		return g.latest.next(&g.r, g.shared.acked.limit.Load()-1)
 	case distHotspot:
 		return g.hot.next(&g.r)
 	case distSequential:

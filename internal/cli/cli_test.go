@@ -288,11 +288,7 @@ func TestInsertsContinueAcrossRuns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openResults(t, out)
 	runs, _ := st.Runs()
 	if len(runs) != 3 {
 		t.Fatalf("%d runs", len(runs))
@@ -315,11 +311,7 @@ func TestSLOFailsWhereCapacityIsExceeded(t *testing.T) {
 	if !strings.Contains(out, "met up to 60 req/s; first fails at 400 req/s") {
 		t.Fatalf("SLO verdict:\n%s", out)
 	}
-	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openResults(t, out)
 	runs, _ := st.Runs()
 	for _, r := range runs {
 		// Go timers overshoot by up to about 1 ms, so the real service
@@ -343,11 +335,7 @@ func TestMonitoringAlignedWithIntervals(t *testing.T) {
 	if !strings.Contains(out, "  host ") || !strings.Contains(out, "CPU ") {
 		t.Fatalf("summary lacks the host line:\n%s", out)
 	}
-	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openResults(t, out)
 	runs, _ := st.Runs()
 	for _, r := range runs {
 		ss, err := st.Samples(store.SampleFilter{RunID: r.ID, Resource: "cpu", Metric: "util_pct"})
@@ -391,11 +379,7 @@ func TestPopulateFalseKeepsData(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("second: %d\n%s\n%s", code, out, errOut)
 	}
-	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openResults(t, out)
 	runs, _ := st.Runs()
 	if len(runs) != 1 || runs[0].Summary.Errors != 0 || runs[0].Summary.Completed == 0 {
 		t.Fatalf("reads of the kept records: %+v", runs)
@@ -449,11 +433,7 @@ func TestLatestReadsOnlyFinishedInserts(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	st, err := store.Open(resultsDB.FindStringSubmatch(out)[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openResults(t, out)
 	runs, _ := st.Runs()
 	ivs, _ := st.Intervals(runs[0].ID, "")
 	for _, iv := range ivs {
@@ -464,4 +444,19 @@ func TestLatestReadsOnlyFinishedInserts(t *testing.T) {
 	if runs[0].Summary.Completed < 10000 {
 		t.Fatalf("only %d requests completed", runs[0].Summary.Completed)
 	}
+}
+
+// openResults opens the results database whose path a run printed.
+func openResults(t *testing.T, out string) *store.Store {
+	t.Helper()
+	m := resultsDB.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no results path in output:\n%s", out)
+	}
+	st, err := store.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

@@ -375,9 +375,7 @@ func (c *cgroupSampler) sample(e *emitter, s *Sampler) {
 				e.add(r, monitor.CgroupThrottledMs, float64(cur.throttledNs-prev.throttledNs)/1e6/e.secs)
 			}
 		}
-		if cur.hasMem {
-			e.add(r, monitor.CgroupMemoryBytes, float64(cur.memBytes))
-		}
+		e.addIf(cur.hasMem, r, monitor.CgroupMemoryBytes, float64(cur.memBytes))
 		if cur.hasIOOps && prev.hasIOOps {
 			e.rate(r, monitor.CgroupIOReadOps, cur.rdOps, prev.rdOps, 1)
 			e.rate(r, monitor.CgroupIOWriteOps, cur.wrOps, prev.wrOps, 1)

@@ -167,22 +167,10 @@ func emitCPU(e *emitter, res string, cur, prev *cpuTimes) {
 	if !ok {
 		return
 	}
-	if p.okUser {
-		e.add(res, monitor.CPUUserPct, p.user)
-	}
-	if p.okSystem {
-		e.add(res, monitor.CPUSystemPct, p.system)
-	}
-	if p.okIowait {
-		e.add(res, monitor.CPUIowaitPct, p.iowait)
-	}
-	if p.okSteal {
-		e.add(res, monitor.CPUStealPct, p.steal)
-	}
-	if p.okIdle {
-		e.add(res, monitor.CPUIdlePct, p.idle)
-	}
-	if p.okUtil {
-		e.add(res, monitor.CPUUtilPct, p.util)
-	}
+	e.addIf(p.okUser, res, monitor.CPUUserPct, p.user)
+	e.addIf(p.okSystem, res, monitor.CPUSystemPct, p.system)
+	e.addIf(p.okIowait, res, monitor.CPUIowaitPct, p.iowait)
+	e.addIf(p.okSteal, res, monitor.CPUStealPct, p.steal)
+	e.addIf(p.okIdle, res, monitor.CPUIdlePct, p.idle)
+	e.addIf(p.okUtil, res, monitor.CPUUtilPct, p.util)
 }

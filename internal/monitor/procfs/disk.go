@@ -211,27 +211,13 @@ func (ds *diskSampler) sample(e *emitter, s *Sampler) error {
 }
 
 func emitDisk(e *emitter, res string, r *diskRates) {
-	if r.okReadOps {
-		e.add(res, monitor.DiskReadOps, r.readOps)
-	}
-	if r.okWriteOps {
-		e.add(res, monitor.DiskWriteOps, r.writeOps)
-	}
-	if r.okReadBytes {
-		e.add(res, monitor.DiskReadBytes, r.readBytes)
-	}
-	if r.okWriteBytes {
-		e.add(res, monitor.DiskWriteBytes, r.writeBytes)
-	}
-	if r.okAwait {
-		e.add(res, monitor.DiskAwaitMs, r.await)
-	}
-	if r.okUtil {
-		e.add(res, monitor.DiskUtilPct, r.util)
-	}
-	if r.okQueue {
-		e.add(res, monitor.DiskQueueLength, r.queue)
-	}
+	e.addIf(r.okReadOps, res, monitor.DiskReadOps, r.readOps)
+	e.addIf(r.okWriteOps, res, monitor.DiskWriteOps, r.writeOps)
+	e.addIf(r.okReadBytes, res, monitor.DiskReadBytes, r.readBytes)
+	e.addIf(r.okWriteBytes, res, monitor.DiskWriteBytes, r.writeBytes)
+	e.addIf(r.okAwait, res, monitor.DiskAwaitMs, r.await)
+	e.addIf(r.okUtil, res, monitor.DiskUtilPct, r.util)
+	e.addIf(r.okQueue, res, monitor.DiskQueueLength, r.queue)
 }
 
 // DiskForPath returns the name of the whole disk (as in /proc/diskstats,

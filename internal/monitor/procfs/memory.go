@@ -81,11 +81,7 @@ func (m *memSampler) sample(e *emitter) error {
 	if mi.hasTotal && mi.hasAvail && mi.total >= mi.available {
 		e.add(monitor.ResourceMemory, monitor.MemUsedBytes, float64(mi.total-mi.available))
 	}
-	if mi.hasCached {
-		e.add(monitor.ResourceMemory, monitor.MemCachedBytes, float64(mi.cached))
-	}
-	if mi.hasAvail {
-		e.add(monitor.ResourceMemory, monitor.MemAvailableBytes, float64(mi.available))
-	}
+	e.addIf(mi.hasCached, monitor.ResourceMemory, monitor.MemCachedBytes, float64(mi.cached))
+	e.addIf(mi.hasAvail, monitor.ResourceMemory, monitor.MemAvailableBytes, float64(mi.available))
 	return nil
 }

@@ -260,6 +260,13 @@ type emitter struct {
 	out    []monitor.Sample
 }
 
+// addIf adds the value only when it could be computed (ok).
+func (e *emitter) addIf(ok bool, resource, metric string, v float64) {
+	if ok {
+		e.add(resource, metric, v)
+	}
+}
+
 func (e *emitter) add(resource, metric string, v float64) {
 	e.out = append(e.out, monitor.Sample{
 		Host: e.host, Resource: resource, Metric: metric,

@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -99,6 +100,7 @@ func header(s *spec.Spec) report.Header {
 	} else if cfg, err := workload.Preset(strings.ToLower(s.Workload.YCSB)); err == nil {
 		wl += " (" + cfg.RequestDistribution + ")"
 	}
+	f, _ := registry.Lookup(s.Target.Type)
 	return report.Header{Name: s.Name, Model: model, Workload: wl, Target: s.Target.Type, Reps: s.Repetitions,
-		Interval: s.Interval.Duration, Measure: s.Phases.Measure.Duration}
+		Interval: s.Interval.Duration, Measure: s.Phases.Measure.Duration, InProcess: f.InProcess}
 }

@@ -23,6 +23,9 @@ type Header struct {
 	Reps     int
 	Interval time.Duration
 	Measure  time.Duration
+	// InProcess says the target runs inside the Headroom process, so that
+	// client and target share one CPU budget.
+	InProcess bool
 }
 
 // Terminal writes the load-response summary: verdicts first, then one table
@@ -35,7 +38,7 @@ func Terminal(w io.Writer, h Header, s levels.Summary, incomplete int) {
 		fmt.Fprintf(w, "%d run(s) were interrupted or failed and are not included.\n", incomplete)
 	}
 	fmt.Fprintln(w)
-	writeVerdicts(w, s)
+	writeVerdicts(w, s, h.InProcess)
 	for i, l := range s.Levels {
 		writeLevel(w, s, i, l)
 	}
@@ -48,7 +51,7 @@ func unit(model string, v float64) string {
 	return fmt.Sprintf("%g req/s", v)
 }
 
-func writeVerdicts(w io.Writer, s levels.Summary) {
+func writeVerdicts(w io.Writer, s levels.Summary, inProcess bool) {
 	if s.SLO != nil && len(s.Levels) > 0 {
 		op := "all operations"
 		if s.SLO.Op != "" {
@@ -82,7 +85,11 @@ func writeVerdicts(w io.Writer, s levels.Summary) {
 	if limited == 0 {
 		fmt.Fprintln(w, "Client  was not the limit in any run")
 	} else {
-		fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: those levels measure the load generator, not the target\n", limited, unit(s.Model, first))
+		if inProcess {
+			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: the target runs inside the client process, so they compete for the same CPU and the schedule slipped\n", limited, unit(s.Model, first))
+		} else {
+			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: those levels measure the load generator, not the target\n", limited, unit(s.Model, first))
+		}
 	}
 	fmt.Fprintln(w)
 }

@@ -23,6 +23,10 @@ type Factory struct {
 	Name string
 	// Summary is one line for `headroom targets` and error messages.
 	Summary string
+	// InProcess is true for a target that runs inside the Headroom process
+	// (embedded SQLite): its CPU use counts as the client's, which reports
+	// must say when they judge the client.
+	InProcess bool
 	// NewOptions returns a pointer to the target's option struct filled with
 	// defaults; the spec decoder fills it strictly from the target section
 	// (every key except "type"). The struct uses `yaml` tags.

@@ -25,6 +25,7 @@ func init() {
 	registry.Register(registry.Factory{
 		Name:       "sqlite",
 		Summary:    "embedded SQLite database in the Headroom process (the default system under test)",
+		InProcess:  true,
 		NewOptions: func() any { return defaultOptions() },
 		Validate:   validate,
 		Open:       func(o any, env registry.Env) (target.Target, error) { return Open(*o.(*Options), env.Dir) },

@@ -7,7 +7,7 @@ LDFLAGS := -X github.com/headroom-dev/headroom/internal/version.Version=$(VERSIO
 BIN     := bin/headroom
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build demo test check unit lint bench bench-ycsb clean
+.PHONY: build demo test check unit lint bench bench-ycsb test-fio clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/headroom
@@ -31,6 +31,11 @@ check:
 unit: build
 	$(GO) test -p 1 -count=1 ./...
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
+
+# The disk target against fio on the same file and settings (needs fio;
+# about 20 s). Kept out of `make test` because cloud-disk IOPS drift.
+test-fio:
+	HEADROOM_FIO_TEST=1 $(GO) test -count=1 -run TestAgreesWithFio -v ./internal/target/disk/
 
 # staticcheck is fetched through the Go module proxy on first use.
 lint:

@@ -44,6 +44,7 @@ func (r *Runner) loop(origin time.Time) {
 	_, _ = r.src.Sample(time.Now()) // prime the counters
 	timer := time.NewTimer(time.Until(origin.Add(r.interval)))
 	defer timer.Stop()
+	prev := int64(0) // boundary of the previous sample (the priming one at first)
 	for k := int64(1); ; k++ {
 		select {
 		case <-r.stop:
@@ -51,11 +52,14 @@ func (r *Runner) loop(origin time.Time) {
 		case <-timer.C:
 		}
 		samples, err := r.src.Sample(time.Now())
-		opened := origin.Add(time.Duration(k-1) * r.interval)
+		// The counters cover everything since the previous sample: one
+		// interval normally, several when boundaries were skipped.
+		opened := origin.Add(time.Duration(prev) * r.interval)
 		for i := range samples {
 			samples[i].Start = opened
-			samples[i].Period = r.interval
+			samples[i].Period = time.Duration(k-prev) * r.interval
 		}
+		prev = k
 		if err == nil && len(samples) > 0 {
 			err = r.sink(samples)
 		}

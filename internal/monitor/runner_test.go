@@ -56,3 +56,45 @@ func TestRunnerAlignsWithOrigin(t *testing.T) {
 		}
 	}
 }
+
+// When a slow sink makes the runner skip boundaries, the next sample says
+// that it covers all the skipped intervals (review finding: it was labelled
+// as the last interval only).
+func TestRunnerLabelsSkippedIntervals(t *testing.T) {
+	src := &countingSource{}
+	var got []Sample
+	var mu sync.Mutex
+	first := true
+	r := NewRunner(src, 100*time.Millisecond, func(s []Sample) error {
+		mu.Lock()
+		got = append(got, s...)
+		mu.Unlock()
+		if first {
+			first = false
+			time.Sleep(250 * time.Millisecond)
+		}
+		return nil
+	})
+	origin := time.Now()
+	r.Start(origin)
+	time.Sleep(650 * time.Millisecond)
+	if err := r.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) < 2 {
+		t.Fatalf("%d samples", len(got))
+	}
+	// Samples tile the time since origin without gaps or overlaps.
+	next := origin
+	for i, s := range got {
+		if !s.Start.Equal(next) || s.Period <= 0 || s.Period%(100*time.Millisecond) != 0 {
+			t.Fatalf("sample %d covers [%v, +%v), want it to start at %v", i, s.Start.Sub(origin), s.Period, next.Sub(origin))
+		}
+		next = s.Start.Add(s.Period)
+	}
+	if got[1].Period < 200*time.Millisecond {
+		t.Fatalf("the sample after the slow sink covers %v; it must cover the skipped intervals", got[1].Period)
+	}
+}

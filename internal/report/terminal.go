@@ -123,11 +123,20 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 	}
 	tw.Flush()
 	for _, h := range l.Hosts {
-		fmt.Fprintf(w, "  host %s: CPU %.0f%% (peak %.0f%%)", h.Host, h.CPUMean, h.CPUMax)
-		if h.Disk != "" {
-			fmt.Fprintf(w, " · busiest disk %s %.0f%% busy (peak %.0f%%)", h.Disk, h.DiskUtil, h.DiskUtilMax)
+		fmt.Fprintf(w, "  host %s:", h.Host)
+		sep := " "
+		if !math.IsNaN(h.CPUMean) {
+			fmt.Fprintf(w, "%sCPU %.0f%% (peak %.0f%%)", sep, h.CPUMean, h.CPUMax)
+			sep = " · "
 		}
-		fmt.Fprintf(w, " · network %s\n", bytesPerSec(h.NetBytes))
+		if h.Disk != "" {
+			fmt.Fprintf(w, "%sbusiest disk %s %.0f%% busy (peak %.0f%%)", sep, h.Disk, h.DiskUtil, h.DiskUtilMax)
+			sep = " · "
+		}
+		if !math.IsNaN(h.NetBytes) {
+			fmt.Fprintf(w, "%snetwork %s", sep, bytesPerSec(h.NetBytes))
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
 }

@@ -84,12 +84,12 @@ type Level struct {
 // (highest mean utilisation) and the mean network throughput.
 type HostRow struct {
 	Host        string
-	CPUMean     float64
+	CPUMean     float64 // NaN when CPU was not sampled
 	CPUMax      float64
 	Disk        string
 	DiskUtil    float64
 	DiskUtilMax float64
-	NetBytes    float64
+	NetBytes    float64 // NaN when the network was not sampled
 }
 
 // Summary is the whole campaign's load-response table.
@@ -278,12 +278,12 @@ func buildLevel(li int, value float64, runs []perRun, slo *SLO) Level {
 
 func hostRows(runs []perRun) []HostRow {
 	type acc struct {
-		row      HostRow
-		cpu, net float64
-		n        int
-		diskSum  map[string]float64
-		diskMax  map[string]float64
-		diskN    map[string]int
+		row        HostRow
+		cpu, net   float64
+		nCPU, nNet int
+		diskSum    map[string]float64
+		diskMax    map[string]float64
+		diskN      map[string]int
 	}
 	byHost := map[string]*acc{}
 	var names []string
@@ -295,10 +295,17 @@ func hostRows(runs []perRun) []HostRow {
 				byHost[h.Host] = a
 				names = append(names, h.Host)
 			}
-			a.n++
-			a.cpu += h.CPUMean
-			a.net += h.NetBytes
-			a.row.CPUMax = max(a.row.CPUMax, h.CPUMax)
+			// A run without CPU or network samples says nothing about
+			// them; it must not pull the mean towards zero.
+			if h.CPUSamples > 0 {
+				a.nCPU++
+				a.cpu += h.CPUMean
+				a.row.CPUMax = max(a.row.CPUMax, h.CPUMax)
+			}
+			if h.NetSamples > 0 {
+				a.nNet++
+				a.net += h.NetBytes
+			}
 			if h.Disk != "" {
 				a.diskSum[h.Disk] += h.DiskUtil
 				a.diskN[h.Disk]++
@@ -310,8 +317,13 @@ func hostRows(runs []perRun) []HostRow {
 	out := make([]HostRow, 0, len(names))
 	for _, name := range names {
 		a := byHost[name]
-		a.row.CPUMean = a.cpu / float64(a.n)
-		a.row.NetBytes = a.net / float64(a.n)
+		a.row.CPUMean, a.row.NetBytes = math.NaN(), math.NaN()
+		if a.nCPU > 0 {
+			a.row.CPUMean = a.cpu / float64(a.nCPU)
+		}
+		if a.nNet > 0 {
+			a.row.NetBytes = a.net / float64(a.nNet)
+		}
 		disks := make([]string, 0, len(a.diskSum))
 		for d := range a.diskSum {
 			disks = append(disks, d)

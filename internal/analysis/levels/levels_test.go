@@ -7,6 +7,7 @@ import (
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/headroom-dev/headroom/internal/analysis/resources"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -119,5 +120,18 @@ func TestCountAtMost(t *testing.T) {
 	}
 	if got := countAtMost(h, 200_000); got != 5 {
 		t.Fatalf("count <= 200000 = %d", got)
+	}
+}
+
+// A repetition without CPU samples does not pull the level's CPU mean
+// towards zero, and a host with no network samples shows none.
+func TestHostRowsSkipUnsampled(t *testing.T) {
+	runs := []perRun{
+		{resources: []resources.Host{{Host: "db", CPUMean: 60, CPUMax: 90, CPUSamples: 5}}},
+		{resources: []resources.Host{{Host: "db", Disk: "vda", DiskUtil: 20, DiskUtilMax: 30}}},
+	}
+	rows := hostRows(runs)
+	if len(rows) != 1 || rows[0].CPUMean != 60 || rows[0].CPUMax != 90 || rows[0].Disk != "vda" || !math.IsNaN(rows[0].NetBytes) {
+		t.Fatalf("rows %+v", rows)
 	}
 }

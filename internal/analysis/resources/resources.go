@@ -22,6 +22,7 @@ type Host struct {
 	DiskUtil    float64 // its mean util_pct
 	DiskUtilMax float64
 	NetBytes    float64 // mean of rx+tx bytes per second summed over interfaces
+	NetSamples  int     // intervals with network samples (0: not sampled)
 }
 
 // Summarize returns one Host per host with samples in [from, to), sorted by
@@ -91,6 +92,7 @@ func Summarize(samples []monitor.Sample, from, to time.Time) []Host {
 				sum += v
 			}
 			r.NetBytes = sum / float64(len(h.net))
+			r.NetSamples = len(h.net)
 		}
 		out = append(out, r)
 	}

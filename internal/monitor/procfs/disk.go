@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/headroom-dev/headroom/internal/monitor"
 )
 
@@ -235,8 +237,7 @@ func DiskForPath(root, path string) (string, error) {
 		return "", fmt.Errorf("procfs: cannot stat %s (%v); give an existing path", path, err)
 	}
 	dev := uint64(st.Dev)
-	major := (dev>>8)&0xfff | (dev>>32)&^uint64(0xfff)
-	minor := dev&0xff | (dev>>12)&^uint64(0xff)
+	major, minor := unix.Major(dev), unix.Minor(dev)
 	if major != 0 {
 		if name, err := diskFromSysDev(root, fmt.Sprintf("%d:%d", major, minor)); err == nil {
 			return name, nil
@@ -268,8 +269,7 @@ func DiskForPath(root, path string) (string, error) {
 			var s2 syscall.Stat_t
 			if err := syscall.Stat(src, &s2); err == nil && s2.Mode&syscall.S_IFMT == syscall.S_IFBLK {
 				r := uint64(s2.Rdev)
-				ma := (r>>8)&0xfff | (r>>32)&^uint64(0xfff)
-				mn := r&0xff | (r>>12)&^uint64(0xff)
+				ma, mn := unix.Major(r), unix.Minor(r)
 				if name, err := diskFromSysDev(root, fmt.Sprintf("%d:%d", ma, mn)); err == nil {
 					return name, nil
 				}

@@ -357,3 +357,26 @@ func TestDiskFromSysDev(t *testing.T) {
 		t.Error("unknown device: want an error")
 	}
 }
+
+// Proc files longer than a page come back whole (review finding: one pread
+// returned only the first page of /proc/net/dev on hosts with many
+// interfaces).
+func TestStatFileReadsPastOnePage(t *testing.T) {
+	want, err := os.ReadFile("/proc/self/smaps")
+	if err != nil || len(want) < 8192 {
+		t.Skipf("need a proc file over two pages: %d bytes, %v", len(want), err)
+	}
+	f, err := openStatFile("/proc/self/smaps", 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.close()
+	got, err := f.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The mappings can change between the two reads; the sizes are close.
+	if len(got) < len(want)*3/4 {
+		t.Fatalf("read %d bytes of a %d-byte file", len(got), len(want))
+	}
+}

@@ -300,23 +300,32 @@ func openStatFile(path string, size int) (*statFile, error) {
 }
 
 // read returns the whole current content; the slice is valid until the
-// next read. The buffer grows until one read returns less than it holds.
+// next read. Files such as /proc/net/dev and /proc/diskstats hand out at
+// most about one page per read whatever the buffer size, so it reads on at
+// the next offset until the kernel returns nothing more, growing the
+// buffer when it fills.
 func (f *statFile) read() ([]byte, error) {
 	if f.fd < 0 {
 		return nil, fmt.Errorf("%s: closed", f.path)
 	}
+	total := 0
 	for {
-		n, err := syscall.Pread(f.fd, f.buf, 0)
+		if total == len(f.buf) {
+			grown := make([]byte, 2*len(f.buf))
+			copy(grown, f.buf)
+			f.buf = grown
+		}
+		n, err := syscall.Pread(f.fd, f.buf[total:], int64(total))
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
 			return nil, &os.PathError{Op: "read", Path: f.path, Err: err}
 		}
-		if n < len(f.buf) {
-			return f.buf[:n], nil
+		if n == 0 {
+			return f.buf[:total], nil
 		}
-		f.buf = make([]byte, 2*len(f.buf))
+		total += n
 	}
 }
 

@@ -94,7 +94,16 @@ func iostatHostSamples(name, path string, h iostatHost, opt Options) ([]monitor.
 		return nil, fail(path+".statistics", "expected at least one iostat report, got none")
 	}
 
-	// Report end times.
+	// Report end times. One layout serves the whole file: a locale's
+	// "01/02/06" is ambiguous per timestamp (month or day first), but only
+	// one reading keeps a file's reports in order.
+	var texts []string
+	for _, st := range stats {
+		if st.Timestamp != nil {
+			texts = append(texts, *st.Timestamp)
+		}
+	}
+	layout := iostatLayout(texts, opt.location())
 	ends := make([]time.Time, len(stats))
 	withTS := 0
 	for i, st := range stats {
@@ -102,7 +111,7 @@ func iostatHostSamples(name, path string, h iostatHost, opt Options) ([]monitor.
 			continue
 		}
 		withTS++
-		t, err := parseIostatTime(*st.Timestamp, opt.location())
+		t, err := parseIostatTime(*st.Timestamp, layout, opt.location())
 		if err != nil {
 			return nil, fail(fmt.Sprintf("%s.statistics[%d].timestamp", path, i),
 				`expected a time like "2026-11-23T10:22:13+0000" (S_TIME_FORMAT=ISO) or "11/23/26 10:22:11", got %q`, *st.Timestamp)
@@ -283,10 +292,37 @@ var iostatTimeLayouts = []string{
 	"2006-01-02 15:04:05",
 }
 
-func parseIostatTime(s string, loc *time.Location) (time.Time, error) {
+// iostatLayout picks the local-time layout under which every timestamp of
+// a file parses and the times never go backwards ("" when none does, or
+// the file uses ISO times).
+func iostatLayout(texts []string, loc *time.Location) string {
+	for _, l := range iostatTimeLayouts {
+		var prev time.Time
+		ok := true
+		for _, s := range texts {
+			t, err := time.ParseInLocation(l, strings.TrimSpace(s), loc)
+			if err != nil || t.Before(prev) {
+				ok = false
+				break
+			}
+			prev = t
+		}
+		if ok && len(texts) > 0 {
+			return l
+		}
+	}
+	return ""
+}
+
+func parseIostatTime(s, layout string, loc *time.Location) (time.Time, error) {
 	s = strings.TrimSpace(s)
 	for _, l := range []string{"2006-01-02T15:04:05-0700", time.RFC3339} {
 		if t, err := time.Parse(l, s); err == nil {
+			return t, nil
+		}
+	}
+	if layout != "" {
+		if t, err := time.ParseInLocation(layout, s, loc); err == nil {
 			return t, nil
 		}
 	}

@@ -107,3 +107,22 @@ func TestIostatErrors(t *testing.T) {
 		}
 	}
 }
+
+// Day-first local timestamps across midnight keep one reading for the whole
+// file (review finding: each timestamp was read month-first when it could
+// be, so 12/11 and 13/11 landed a month apart).
+func TestIostatLayoutIsChosenPerFile(t *testing.T) {
+	texts := []string{"12/11/26 23:59:58", "12/11/26 23:59:59", "13/11/26 00:00:00"}
+	l := iostatLayout(texts, time.UTC)
+	var got []time.Time
+	for _, s := range texts {
+		tm, err := parseIostatTime(s, l, time.UTC)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tm)
+	}
+	if got[0].Month() != time.November || got[2].Sub(got[1]) != time.Second {
+		t.Fatalf("times %v with layout %q", got, l)
+	}
+}

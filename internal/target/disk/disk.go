@@ -161,7 +161,13 @@ func (t *Target) openFile(extra int) (*os.File, error) {
 	return f, nil
 }
 
+// directErr explains EINVAL under O_DIRECT: at open time the filesystem
+// refuses direct I/O; on a read or write the block size or offset is not a
+// multiple of the device's logical sector size (4 KiB on 4Kn devices).
 func (t *Target) directErr() error {
+	if t.block%4096 != 0 {
+		return fmt.Errorf("disk target: direct: direct I/O on %s was refused; block_size %d B may not be a multiple of the device's sector size (use a multiple of 4KiB), or the filesystem does not support O_DIRECT (set direct: false)", t.path, t.block)
+	}
 	return fmt.Errorf("disk target: direct: the filesystem holding %s does not support direct I/O (O_DIRECT; tmpfs does not, for example); set direct: false or choose a path on a disk-backed filesystem", t.path)
 }
 

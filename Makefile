@@ -7,7 +7,11 @@ LDFLAGS := -X github.com/headroom-dev/headroom/internal/version.Version=$(VERSIO
 BIN     := bin/headroom
 STATICCHECK_VERSION ?= v0.8.2
 
-.PHONY: build demo test check unit lint bench bench-ycsb test-fio clean
+# Debian packages of the servers the integration tests run as private
+# instances (internal/deploy), and fio for the disk target's comparison.
+SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio
+
+.PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-pgbench test-fio clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/headroom
@@ -18,7 +22,20 @@ demo: build
 
 # Everything CI checks: formatting, vet, the unit/integration tests, and the
 # race detector on the concurrent packages.
-test: check unit
+test: deps check unit
+
+# Installs the server packages the tests need when they are missing (as
+# root, through apt-get). The tests start their own private instances, so
+# no system service is started or changed. Without root the tests that need
+# a missing server are skipped, and say which package to install.
+deps:
+	@missing=""; for p in $(SERVER_PACKAGES); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then echo "server packages: all installed"; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
+	else echo "not installed:$$missing (run as root or apt-get install them; tests that need them are skipped)"; fi
 
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -29,11 +46,14 @@ check:
 # (late requests, stalls) and must not compete for the CPU with other
 # packages' tests.
 unit: build
-	$(GO) test -p 1 -count=1 ./...
+	HEADROOM_REQUIRE_SERVERS=$${HEADROOM_REQUIRE_SERVERS:-$$(dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1 && echo 1 || echo 0)} \
+	HEADROOM_FIO_TEST=$${HEADROOM_FIO_TEST:-$$(command -v fio >/dev/null && echo 1)} \
+	  $(GO) test -p 1 -count=1 -timeout 15m ./...
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
 
 # The disk target against fio on the same file and settings (needs fio;
-# about 20 s). Kept out of `make test` because cloud-disk IOPS drift.
+# about 20 s). make test runs it too whenever fio is installed; this target
+# runs only it, verbosely, to see the numbers.
 test-fio:
 	HEADROOM_FIO_TEST=1 $(GO) test -count=1 -run TestAgreesWithFio -v ./internal/target/disk/
 
@@ -47,6 +67,12 @@ bench:
 
 bench-ycsb: build
 	bash bench/compare-ycsb.sh
+
+bench-redis: build
+	bash bench/compare-redis.sh
+
+bench-pgbench: build
+	bash bench/compare-pgbench.sh
 
 clean:
 	rm -rf bin

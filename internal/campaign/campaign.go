@@ -150,16 +150,22 @@ type executor struct {
 	done   time.Duration
 	perRun time.Duration
 	levels []float64
-	// nextInsert is the key number the next run's first insert takes:
-	// records inserted by earlier runs stay in the target, so later runs
-	// must continue after them.
-	nextInsert uint64
-	sampler    *procfs.Sampler // nil when monitoring is off
+	// next is where the next run's inserts start (key number and statement
+	// sequences): records inserted by earlier runs stay in the target, so
+	// later runs must continue after them.
+	next    keySpace
+	sampler *procfs.Sampler // nil when monitoring is off
+	clock   *serverClock    // nil when the target reports no server times
+	rs      resetState
 }
 
 func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (Outcome, error) {
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
-	wcfg, err := workloadConfig(s.Workload)
+	specDir := ""
+	if s.File != "" {
+		specDir = filepath.Dir(s.File)
+	}
+	wcfg, err := workloadConfig(s.Workload, specDir)
 	if err != nil {
 		return out, err
 	}
@@ -167,17 +173,20 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if !ok {
 		return out, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
 	}
-	tgt, err := f.Open(s.Target.Options, registry.Env{Dir: dir})
+	tgt, err := f.Open(s.Target.Options, registry.Env{Dir: dir, Session: time.Now().Format("20060102-150405")})
 	if err != nil {
 		return out, err
 	}
 	defer tgt.Close()
+	if err := checkReset(s.Reset, tgt, s.Target.Type); err != nil {
+		return out, err
+	}
 
 	done, err := st.CompletedSlots()
 	if err != nil {
 		return out, err
 	}
-	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: mixOps(wcfg), plan: s.Plan(), prog: opt.Progress, levels: s.Levels()}
+	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: opt.Progress, levels: s.Levels(), clock: newServerClock(tgt)}
 	if ex.prog == nil {
 		ex.prog = progress.Quiet()
 	}
@@ -192,17 +201,24 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 		}
 	}
 
-	if ex.sampler, err = newSampler(s.Monitor); err != nil {
+	if ex.sampler, err = newSampler(s.Monitor, serverPIDs(tgt)); err != nil {
 		return out, err
 	}
-	if ex.sampler != nil {
-		defer ex.sampler.Close()
-	}
+	defer func() {
+		if ex.sampler != nil {
+			ex.sampler.Close() // the current one: a restart replaces it
+		}
+	}()
 	populated, err := ex.populated()
 	if err != nil {
 		return out, err
 	}
-	if ex.nextInsert, err = ex.lastKeySpace(); err != nil {
+	if e, ok := tgt.(target.Ephemeral); ok && e.Ephemeral() {
+		// A server instance made for this session starts empty, whatever
+		// an earlier session loaded into its own instance.
+		populated = false
+	}
+	if ex.next, err = ex.lastKeySpace(); err != nil {
 		return out, err
 	}
 	// The table is emptied only when it is about to be populated, so that
@@ -215,6 +231,10 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 		if err := ex.populate(ctx); err != nil {
 			return out, err
 		}
+		ex.rs.pristine = true
+	}
+	if err := ex.snapshot(ctx); err != nil {
+		return out, err
 	}
 
 	out.Completed = len(done)
@@ -233,8 +253,11 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 			return out, ErrInterrupted
 		default:
 			out.Failed++
-			if err != nil && isFatal(err) {
+			if err != nil && (isFatal(err) || errors.Is(err, ErrInterrupted)) {
 				return out, err
+			}
+			if s.OnFailure == "stop" {
+				return out, fmt.Errorf("run %d failed and on_failure is stop: %v; the results so far are in %s (resume with headroom run --resume %s)", p.Seq+1, err, dir, dir)
 			}
 		}
 		if ctx.Err() == nil && s.Phases.Cooldown.Duration > 0 {

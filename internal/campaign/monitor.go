@@ -11,12 +11,13 @@ import (
 	"github.com/headroom-dev/headroom/internal/monitor/procfs"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/target"
 )
 
 // newSampler builds this host's sampler from the spec's monitor section,
 // or returns nil when monitoring is off. A named resource that does not
 // exist is an error naming it (from procfs.New).
-func newSampler(m spec.Monitor) (*procfs.Sampler, error) {
+func newSampler(m spec.Monitor, extraPIDs []int) (*procfs.Sampler, error) {
 	if m.Enabled != nil && !*m.Enabled {
 		return nil, nil
 	}
@@ -48,6 +49,14 @@ func newSampler(m spec.Monitor) (*procfs.Sampler, error) {
 			cfg.PIDs = append(cfg.PIDs, pid)
 		}
 	}
+	if len(m.Processes) > 0 {
+		// Monitoring processes at all means the server's too.
+		for _, pid := range extraPIDs {
+			if pid > 0 && !slices.Contains(cfg.PIDs, pid) {
+				cfg.PIDs = append(cfg.PIDs, pid)
+			}
+		}
+	}
 	s, err := procfs.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("monitor: %w", err)
@@ -72,4 +81,27 @@ func (ex *executor) startMonitor(id int64, origin time.Time) func() {
 			_ = ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: "monitor_error", Detail: err.Error()})
 		}
 	}
+}
+
+// serverPIDs lists the processes of a server Headroom runs itself.
+func serverPIDs(tgt target.Target) []int {
+	if sp, ok := tgt.(target.ServerProcesses); ok {
+		return sp.ServerPIDs()
+	}
+	return nil
+}
+
+// restartMonitor rebuilds the sampler after a server restart, whose
+// processes have new IDs.
+func (ex *executor) restartMonitor() error {
+	if ex.sampler == nil {
+		return nil
+	}
+	s, err := newSampler(ex.s.Monitor, serverPIDs(ex.tgt))
+	if err != nil {
+		return err
+	}
+	ex.sampler.Close()
+	ex.sampler = s
+	return nil
 }

@@ -22,44 +22,75 @@ const (
 	populateBatch  = 500
 )
 
-// reserveKeys records, once per interval of a run whose mix has inserts,
-// how far the run's inserts may reach before the next interval: the keys
-// issued so far plus twice the last interval's inserts and a margin. If
-// the process dies (SIGKILL, power loss) before the run ends, a resumed
-// campaign starts its inserts after this bound and never reuses a key that
-// reached the target. A clean end records the exact next key instead.
-func (ex *executor) reserveKeys(id int64, gen *workload.Generator, last *uint64) error {
-	if ex.wcfg.Mix[workload.Insert] == 0 {
+// keySpace is where a run's inserts start: the YCSB insert key number and
+// the next value of every statement sequence parameter. Records inserted by
+// earlier runs stay in the target, so later runs continue after them.
+type keySpace struct {
+	NextInsert uint64  `json:"next_insert"`
+	ReservedTo uint64  `json:"reserved_to,omitempty"`
+	Sequences  []int64 `json:"sequences,omitempty"`
+}
+
+func (ex *executor) insertsKeys() bool {
+	if ex.wcfg.IsStatements() {
+		for _, st := range ex.wcfg.Statements {
+			for _, p := range st.Params {
+				if p.Kind == workload.ParamSequence {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return ex.wcfg.Mix[workload.Insert] > 0
+}
+
+// reserveKeys records, once per interval of a run that inserts, how far the
+// run's inserts may reach before the next interval: the keys (and sequence
+// values) issued so far plus twice the last interval's and a margin. If the
+// process dies (SIGKILL, power loss) before the run ends, a resumed
+// campaign starts after this bound and never reuses a key that reached the
+// target. A clean end records the exact next values instead.
+func (ex *executor) reserveKeys(id int64, gen *workload.Generator, last *keySpace) error {
+	if !ex.insertsKeys() {
 		return nil
 	}
-	next := gen.NextInsert()
-	reserved := next + 2*(next-*last) + 1000
-	*last = next
-	detail := fmt.Sprintf(`{"next_insert":%d,"reserved_to":%d}`, next, reserved)
-	if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventKeySpace, Detail: detail}); err != nil {
+	cur := keySpace{NextInsert: gen.NextInsert(), Sequences: gen.Sequences()}
+	ks := keySpace{NextInsert: cur.NextInsert, ReservedTo: cur.NextInsert + 2*(cur.NextInsert-last.NextInsert) + 1000}
+	for i, v := range cur.Sequences {
+		prev := v
+		if i < len(last.Sequences) {
+			prev = last.Sequences[i]
+		}
+		ks.Sequences = append(ks.Sequences, v+2*(v-prev)+1000)
+	}
+	*last = cur
+	return ex.addKeySpace(id, ks)
+}
+
+func (ex *executor) addKeySpace(id int64, ks keySpace) error {
+	detail, _ := json.Marshal(ks)
+	if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventKeySpace, Detail: string(detail)}); err != nil {
 		return &storeError{err}
 	}
 	return nil
 }
 
-// lastKeySpace returns the key number the next insert must take, from the
-// latest key_space event: its exact next_insert after a clean end, or its
-// reservation when the run was cut short (0 when none was recorded: the
-// generator then starts at record_count).
-func (ex *executor) lastKeySpace() (uint64, error) {
+// lastKeySpace returns where the next run's inserts must start, from the
+// latest key_space event: its exact values after a clean end, or its
+// reservation when the run was cut short (zero when none was recorded: the
+// generator then starts at record_count and at each sequence's first value).
+func (ex *executor) lastKeySpace() (keySpace, error) {
 	evs, err := ex.st.Events(-1)
 	if err != nil {
-		return 0, err
+		return keySpace{}, err
 	}
-	var next uint64
+	var next keySpace
 	for _, e := range evs {
 		if e.Kind == eventKeySpace {
-			var ks struct {
-				NextInsert uint64 `json:"next_insert"`
-				ReservedTo uint64 `json:"reserved_to"`
-			}
+			var ks keySpace
 			if json.Unmarshal([]byte(e.Detail), &ks) == nil {
-				next = max(ks.NextInsert, ks.ReservedTo)
+				next = keySpace{NextInsert: max(ks.NextInsert, ks.ReservedTo), Sequences: ks.Sequences}
 			}
 		}
 	}
@@ -83,6 +114,9 @@ func (ex *executor) populated() (bool, error) {
 // populate inserts record_count records in batches, through the target's
 // bulk loader when it has one.
 func (ex *executor) populate(ctx context.Context) error {
+	if ex.wcfg.IsStatements() {
+		return ex.loadDataset(ctx)
+	}
 	start := time.Now()
 	gen, err := workload.New(ex.wcfg, runSeed(ex.s.Seed, -1))
 	if err != nil {
@@ -131,6 +165,31 @@ func (ex *executor) populate(ctx context.Context) error {
 	return nil
 }
 
+// loadDataset fills the tables of a statement workload through the target.
+func (ex *executor) loadDataset(ctx context.Context) error {
+	dl, ok := ex.tgt.(target.DatasetLoader)
+	if !ok {
+		return fmt.Errorf("workload.statements: the %s target does not run SQL statement workloads; use sqlite, postgres or mysql", ex.s.Target.Type)
+	}
+	start := time.Now()
+	var rows int64
+	err := dl.LoadDataset(ctx, ex.wcfg, runSeed(ex.s.Seed, -1), func(done, total int64) {
+		rows = total
+		ex.prog.Update(progress.State{Phase: fmt.Sprintf("populate %d/%d rows", done, total), Runs: len(ex.plan), Total: ex.total})
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		return fmt.Errorf("populate: %w", err)
+	}
+	detail := fmt.Sprintf(`{"rows":%d,"seconds":%.3f}`, rows, time.Since(start).Seconds())
+	if err := ex.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: detail}); err != nil {
+		return &storeError{err}
+	}
+	return nil
+}
+
 func (ex *executor) levelLabel(v float64) string {
 	if ex.s.Load.Model == "open" {
 		return strconv.FormatFloat(v, 'f', -1, 64) + " req/s"
@@ -168,6 +227,10 @@ func (ex *executor) state(p spec.PlannedRun, phase string, t load.Tick, live loa
 // runOne executes one planned run and records it; it returns the run's status.
 func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, error) {
 	s := ex.s
+	resetInfo, resetErr := ex.reset(ctx)
+	if errors.Is(resetErr, ErrInterrupted) {
+		return store.StatusInterrupted, resetErr
+	}
 	id, err := ex.st.StartRun(store.Run{
 		Seq: p.Seq, Slot: p.Slot, Model: s.Load.Model, LevelIndex: p.LevelIndex, Level: p.Level,
 		Repetition: p.Repetition, Start: time.Now(), Status: store.StatusRunning,
@@ -175,6 +238,24 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if err != nil {
 		return store.StatusFailed, &storeError{err}
 	}
+	if resetInfo != "" {
+		if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventReset, Detail: resetInfo}); err != nil {
+			return store.StatusFailed, &storeError{err}
+		}
+	}
+	if resetErr != nil {
+		if ferr := ex.st.FinishRun(id, store.StatusFailed, resetErr.Error(), time.Now(), store.RunSummary{}); ferr != nil {
+			return store.StatusFailed, &storeError{ferr}
+		}
+		ex.prog.RunDone(ex.state(p, "done", load.Tick{}, load.Totals{}), "failed: "+resetErr.Error())
+		return store.StatusFailed, resetErr
+	}
+	if ex.clock != nil {
+		if cerr := ex.clock.start(ctx); cerr != nil {
+			ex.noteServerTimeError(id, cerr)
+		}
+	}
+	dead := deadWatch{after: s.Load.DeadAfter.Duration}
 	ex.update(p, "warmup", load.Tick{}, load.Totals{})
 	cfg := load.Config{
 		Model: s.Load.Model, Arrival: s.Load.Arrival, ThinkTime: s.Load.ThinkTime.Duration,
@@ -192,14 +273,15 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	var res load.Result
 	gen, err := workload.New(ex.wcfg, cfg.Seed)
 	if err == nil {
-		gen.ContinueInserts(ex.nextInsert)
+		gen.ContinueInserts(ex.next.NextInsert)
+		gen.ContinueSequences(ex.next.Sequences)
 		var live load.Totals
-		lastInsert := gen.NextInsert()
+		lastKeys := keySpace{NextInsert: gen.NextInsert(), Sequences: gen.Sequences()}
 		sink := func(t load.Tick) error {
 			ivs := make([]store.Interval, 0, len(t.Stats))
 			for _, o := range t.Stats {
 				ivs = append(ivs, store.Interval{
-					RunID: id, Phase: o.Phase.String(), Op: o.Op.String(), Start: t.At, Duration: t.Duration,
+					RunID: id, Phase: o.Phase.String(), Op: ex.wcfg.OpName(o.Op), Start: t.At, Duration: t.Duration,
 					Count: o.Count, Errors: o.Errors, Late: o.Late, Dropped: o.Dropped, ErrorKinds: o.ErrorKinds, Hist: o.Hist,
 				})
 				live.Late += o.Late
@@ -209,7 +291,19 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			if err := ex.st.AddIntervals(ivs); err != nil {
 				return &storeError{err}
 			}
-			if err := ex.reserveKeys(id, gen, &lastInsert); err != nil {
+			if err := ex.reserveKeys(id, gen, &lastKeys); err != nil {
+				return err
+			}
+			if ex.clock != nil {
+				xs, cerr := ex.clock.interval(ctx, id, t)
+				if cerr != nil {
+					ex.noteServerTimeError(id, cerr)
+				}
+				if err := ex.st.AddServerTimes(xs); err != nil {
+					return &storeError{err}
+				}
+			}
+			if err := dead.observe(t); err != nil {
 				return err
 			}
 			ex.update(p, t.Phase.String(), t, live)
@@ -242,11 +336,10 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
 	}
-	if gen != nil && ex.wcfg.Mix[workload.Insert] > 0 {
-		ex.nextInsert = gen.NextInsert()
-		detail := fmt.Sprintf(`{"next_insert":%d}`, ex.nextInsert)
-		if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventKeySpace, Detail: detail}); err != nil {
-			return store.StatusFailed, &storeError{err}
+	if gen != nil && ex.insertsKeys() {
+		ex.next = keySpace{NextInsert: gen.NextInsert(), Sequences: gen.Sequences()}
+		if err := ex.addKeySpace(id, ex.next); err != nil {
+			return store.StatusFailed, err
 		}
 	}
 	verdict := fmt.Sprintf("%s: %.1f ok/s", status, res.Throughput)
@@ -265,4 +358,10 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		err = nil
 	}
 	return status, err
+}
+
+// noteServerTimeError records once per run that the server could not report
+// its execution times; the client-side measurements stand regardless.
+func (ex *executor) noteServerTimeError(id int64, err error) {
+	_ = ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: "server_time_error", Detail: err.Error()})
 }

@@ -9,8 +9,16 @@ import (
 
 // workloadConfig turns the spec's workload section into the generator's
 // configuration: the YCSB preset first, then every field the user set.
-func workloadConfig(w spec.Workload) (workload.Config, error) {
+func workloadConfig(w spec.Workload, specDir string) (workload.Config, error) {
 	cfg, err := workload.Preset("a")
+	if len(w.Statements) > 0 {
+		cfg.Statements, cfg.Dataset, err = w.StatementWorkload(specDir)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ZipfianConstant = w.ZipfianConstant
+		return cfg, cfg.Validate()
+	}
 	if w.YCSB != "" {
 		cfg, err = workload.Preset(w.YCSB)
 	}
@@ -46,15 +54,4 @@ func workloadConfig(w spec.Workload) (workload.Config, error) {
 	}
 	cfg.OrderedInserts = w.InsertOrder == "ordered"
 	return cfg, cfg.Validate()
-}
-
-// mixOps lists the operation types with a positive weight.
-func mixOps(c workload.Config) []workload.OpType {
-	var ops []workload.OpType
-	for t, w := range c.Mix {
-		if w > 0 {
-			ops = append(ops, workload.OpType(t))
-		}
-	}
-	return ops
 }

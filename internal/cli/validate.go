@@ -27,8 +27,12 @@ spec expands to. Exits 1 if any spec has a problem.`,
 					continue
 				}
 				plan := s.Plan()
-				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%d levels x %d repetitions, %s order), about %v\n",
-					path, len(plan), len(s.Levels()), s.Repetitions, s.Order, plannedDuration(s).Round(time.Second))
+				reset := ""
+				if s.Reset != "none" {
+					reset = ", reset: " + s.Reset + " before each run"
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%d levels x %d repetitions, %s order%s), about %v\n",
+					path, len(plan), len(s.Levels()), s.Repetitions, s.Order, reset, plannedDuration(s).Round(time.Second))
 			}
 			if bad > 0 {
 				return &exitError{ExitError, fmt.Sprintf("%d of %d spec(s) have problems", bad, len(args))}

@@ -280,10 +280,20 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	}
 	res.judge(cfg)
 	if sinkErr != nil {
+		var stop *StopError
+		if errors.As(sinkErr, &stop) {
+			return res, sinkErr
+		}
 		return res, fmt.Errorf("storing interval results: %w", sinkErr)
 	}
 	return res, nil
 }
+
+// StopError is what a Sink returns to end a run early on purpose, for
+// example because the target stopped answering. Run returns it as is.
+type StopError struct{ Reason string }
+
+func (e *StopError) Error() string { return e.Reason }
 
 // judge decides whether the client was the limit and explains late or
 // dropped requests in one sentence.

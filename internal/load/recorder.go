@@ -96,7 +96,7 @@ func (s *opStats) reset() {
 
 type bucket struct {
 	idx   int64
-	stats [numPhases][workload.NumOpTypes]*opStats
+	stats [numPhases][workload.MaxOps]*opStats
 }
 
 // Totals are the run's request counts per phase, over all operations.

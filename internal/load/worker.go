@@ -58,7 +58,11 @@ func (w *worker) do(intended, start int64, phase Phase, flags uint8) {
 	err := w.client.Do(w.ctx, w.op)
 	end := w.run.since()
 	if w.op.Type == workload.Insert {
-		w.keys.Acknowledge(w.op.KeyNum)
+		if err != nil {
+			w.keys.AcknowledgeMissing(w.op.KeyNum)
+		} else {
+			w.keys.Acknowledge(w.op.KeyNum)
+		}
 	}
 	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase, flags: flags}
 	timedOut := w.busySince.Swap(0) < 0
@@ -110,7 +114,7 @@ func (w *worker) open(src *arrivals) {
 			// not sent, only counted.
 			w.rec.record(entry{end: now, op: w.op.Type, phase: phase, flags: flagDropped})
 			if w.op.Type == workload.Insert {
-				w.keys.Acknowledge(w.op.KeyNum) // never sent: never to be read
+				w.keys.AcknowledgeMissing(w.op.KeyNum) // never sent: never to be read
 			}
 			continue
 		}

@@ -116,10 +116,22 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  op\tok/run\tmean\tp50\tp95\tp99\tmax\t")
+	withServer := false
 	for _, o := range l.Ops {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", o.Op, est(o.Count, 0),
+		withServer = withServer || o.Server.N > 0
+	}
+	head := "  op\tok/run\tmean\tp50\tp95\tp99\tmax\t"
+	if withServer {
+		head += "server\tnetwork+queue\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, o := range l.Ops {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t", o.Op, est(o.Count, 0),
 			lat(o.Latency.Mean), lat(o.Latency.P50), lat(o.Latency.P95), lat(o.Latency.P99), lat(o.Latency.Max))
+		if withServer {
+			fmt.Fprintf(tw, "%s\t%s\t", lat(o.Server), lat(o.Network))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 	for _, h := range l.Hosts {

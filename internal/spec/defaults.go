@@ -9,6 +9,8 @@ const (
 	defaultOrder       = "sequential"
 	defaultInterval    = time.Second
 	defaultOutput      = "results"
+	defaultReset       = "none"
+	defaultOnFailure   = "continue"
 
 	defaultRecordCount            = 1000
 	defaultFieldCount             = 10
@@ -25,6 +27,7 @@ const (
 	defaultLateAfter   = time.Millisecond
 	defaultDropAfter   = 100 * time.Millisecond
 	defaultTimeout     = 10 * time.Second
+	defaultDeadAfter   = 5 * time.Second
 
 	defaultWarmup  = 10 * time.Second
 	defaultMeasure = 60 * time.Second
@@ -64,6 +67,7 @@ func defaults() *Spec {
 			LateAfter:   Duration{defaultLateAfter},
 			DropAfter:   Duration{defaultDropAfter},
 			Timeout:     Duration{defaultTimeout},
+			DeadAfter:   Duration{defaultDeadAfter},
 		},
 		Phases: Phases{
 			Populate: &populate,
@@ -74,6 +78,8 @@ func defaults() *Spec {
 		Order:       defaultOrder,
 		Interval:    Duration{defaultInterval},
 		Output:      defaultOutput,
+		Reset:       defaultReset,
+		OnFailure:   defaultOnFailure,
 	}
 }
 

@@ -120,7 +120,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty file", "# nothing yet\n",
 			[]string{`t.yaml: the spec is empty; it needs at least name, target, workload and load`}},
 		{"no preset nor mix", "name: t\ntarget: {type: fake}\nworkload: {record_count: 10}\nload: {model: open, rates: [100]}\n",
-			[]string{`t.yaml:3: workload: needs a YCSB preset or an operation mix`}},
+			[]string{`t.yaml:3: workload: needs a YCSB preset, an operation mix or SQL statements`}},
 
 		// Open/closed model conflicts.
 		{"open with clients", noLoad + "load: {model: open, rates: [1], clients: [2], think_time: 1s}\n",

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -24,7 +25,40 @@ func LoadFile(path string) (*Spec, error) {
 	if err != nil {
 		return nil, readError(path, err)
 	}
-	return Parse(path, data)
+	s, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkScripts(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// checkScripts makes sure the SQL scripts a dataset names can be read, so
+// that a typo fails at validation rather than after the target started.
+func (s *Spec) checkScripts(dir string) error {
+	d := s.Workload.Dataset
+	if d == nil {
+		return nil
+	}
+	var errs Errors
+	for _, f := range []struct{ field, path string }{{"workload.dataset.schema", d.Schema}, {"workload.dataset.populate", d.Populate}} {
+		if f.path == "" {
+			continue
+		}
+		p := f.path
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.ReadFile(p); err != nil {
+			errs = append(errs, &Error{File: s.File, Path: f.field, Msg: fmt.Sprintf("cannot read %s (%v); the path is relative to the spec file", p, errors.Unwrap(err))})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
 }
 
 func readError(path string, err error) error {

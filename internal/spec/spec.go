@@ -21,6 +21,8 @@ type Spec struct {
 	Monitor     Monitor  `yaml:"monitor"`     // resource sampling; on by default
 	Interval    Duration `yaml:"interval"`    // default 1s; 100ms..60s
 	Output      string   `yaml:"output"`      // default "results" (relative to the spec file's directory)
+	Reset       string   `yaml:"reset"`       // between runs: none (default) | restart | repopulate | restore
+	OnFailure   string   `yaml:"on_failure"`  // after a failed run: continue (default) | stop
 
 	// File is the path the spec was read from ("" when parsed from bytes
 	// without a name); Source is its exact text, stored with the campaign.
@@ -55,6 +57,49 @@ type Workload struct {
 	ReadAllFields          *bool              `yaml:"read_all_fields"`          // default true
 	WriteAllFields         *bool              `yaml:"write_all_fields"`         // default false
 	InsertOrder            string             `yaml:"insert_order"`             // hashed (default) | ordered
+
+	// Statements make this a statement workload for SQL targets (the
+	// profiling study's benchmark statements, seed 001 §II-E); Dataset then
+	// says how the tables are created and filled.
+	Statements []StatementSpec `yaml:"statements"`
+	Dataset    *DatasetSpec    `yaml:"dataset"`
+}
+
+// StatementSpec is one weighted, parameterized SQL statement.
+type StatementSpec struct {
+	Name   string      `yaml:"name"`   // required, unique
+	Weight *float64    `yaml:"weight"` // default 1
+	SQL    string      `yaml:"sql"`    // ? placeholders
+	Params []ParamSpec `yaml:"params"` // one per placeholder
+}
+
+// ParamSpec draws one statement parameter or generated column value. Exactly
+// one generator field is set.
+type ParamSpec struct {
+	Name     string   `yaml:"name"`     // columns only: the column name
+	Uniform  []int64  `yaml:"uniform"`  // [min, max]
+	Zipfian  []int64  `yaml:"zipfian"`  // [min, max]; min is the most popular
+	Choice   []string `yaml:"choice"`   // values, picked uniformly
+	String   []int    `yaml:"string"`   // [length] or [min, max] random letters and digits
+	Sequence *int64   `yaml:"sequence"` // first value; then +1 per request (or per row)
+	Prefix   string   `yaml:"prefix"`   // numeric generators: make text, prefix + number
+	Line     int      `yaml:"-"`
+}
+
+// DatasetSpec creates and fills the tables of a statement workload.
+type DatasetSpec struct {
+	Builtin  string           `yaml:"builtin"`  // "tpcw"
+	Scale    map[string]int64 `yaml:"scale"`    // builtin scale parameters
+	Schema   string           `yaml:"schema"`   // SQL script of CREATE statements, relative to the spec file
+	Populate string           `yaml:"populate"` // SQL script of INSERT statements, relative to the spec file
+	Tables   []TableSpec      `yaml:"tables"`   // generated rows
+}
+
+// TableSpec fills one table (created by the schema script) with rows.
+type TableSpec struct {
+	Name    string      `yaml:"name"`
+	Rows    int64       `yaml:"rows"`
+	Columns []ParamSpec `yaml:"columns"` // each with name and one generator
 }
 
 // Load is the load model.
@@ -69,6 +114,7 @@ type Load struct {
 	LateAfter   Duration `yaml:"late_after"`    // open: a request starting later than this after its intended time is late; default 1ms
 	DropAfter   Duration `yaml:"drop_after"`    // open: a request that cannot start within this of its intended time is dropped (not sent); default 100ms; must be > late_after
 	Timeout     Duration `yaml:"timeout"`       // per request; default 10s
+	DeadAfter   Duration `yaml:"dead_after"`    // a run fails when every request fails with connection errors for this long; default 5s; 0 = never
 }
 
 // Levels is a list of load levels, written either as a YAML sequence

@@ -14,6 +14,7 @@ import (
 // checker applies the rules that hold between fields once a spec has
 // decoded, placing each error at the line of the field it names.
 type checker struct {
+	stmts []string // statement names of a statement workload
 	file  string
 	lines map[string]int // from the decoder: path -> line, for written values only
 	errs  Errors
@@ -22,6 +23,9 @@ type checker struct {
 // check returns every rule a decoded spec breaks.
 func check(s *Spec, file string, lines map[string]int) Errors {
 	c := &checker{file: file, lines: lines}
+	for _, st := range s.Workload.Statements {
+		c.stmts = append(c.stmts, st.Name)
+	}
 	c.top(s)
 	// The target section checks its own contents while it decodes.
 	if !c.has("target") {
@@ -148,6 +152,11 @@ func (c *checker) top(s *Spec) {
 	if s.Output == "" {
 		c.fail("output", "must not be empty; leave it out to use %q", defaultOutput)
 	}
+	c.oneOf("reset", s.Reset, "none", "restart", "repopulate", "restore")
+	c.oneOf("on_failure", s.OnFailure, "continue", "stop")
+	if s.Reset == "repopulate" && s.Phases.Populate != nil && !*s.Phases.Populate {
+		c.fail("reset", "repopulate reloads the data before every run, but phases.populate is false; set populate: true or choose reset: restart or none")
+	}
 }
 
 // suggestName turns an invalid name into a valid one for the error message.
@@ -198,10 +207,13 @@ func (c *checker) slo(o *SLO) {
 
 // opName checks an operation name against the workload's op types.
 func (c *checker) opName(path, name string) bool {
-	if _, ok := workload.ParseOpType(name); ok {
+	names := workload.OpTypeNames()
+	if len(c.stmts) > 0 {
+		names = c.stmts
+	}
+	if slices.Contains(names, name) {
 		return true
 	}
-	names := workload.OpTypeNames()
 	if s := closest(name, names); s != "" {
 		c.fail(path, "unknown operation %q; did you mean %q?", name, s)
 	} else {

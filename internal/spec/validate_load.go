@@ -39,6 +39,7 @@ func (c *checker) load(l *Load) {
 	default:
 		c.oneOf("load.model", l.Model, "open", "closed")
 	}
+	c.notNegative("load.dead_after", l.DeadAfter)
 	if l.Timeout.Duration < time.Millisecond {
 		c.fail("load.timeout", "must be at least 1ms, got %v", l.Timeout.Duration)
 	}

@@ -9,8 +9,12 @@ import (
 
 // workload checks the workload section.
 func (c *checker) workload(w *Workload) {
+	c.statements(w)
+	if len(w.Statements) > 0 {
+		return
+	}
 	if w.YCSB == "" && len(w.Operations) == 0 {
-		c.fail("workload", "needs a YCSB preset or an operation mix; add ycsb: a (a to f) or operations: {read: 0.95, update: 0.05}")
+		c.fail("workload", "needs a YCSB preset, an operation mix or SQL statements; add ycsb: a (a to f), operations: {read: 0.95, update: 0.05} or statements: [...]")
 	}
 	if w.YCSB != "" && !slices.Contains(workload.PresetNames(), w.YCSB) {
 		c.fail("workload.ycsb", "unknown YCSB workload %q; use %s", truncate(w.YCSB, 40), orList(workload.PresetNames()))

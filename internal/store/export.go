@@ -99,10 +99,18 @@ var exportTables = map[string]exportTable{
 			plain("start_ns", kInt), plain("period_ns", kInt), plain("value", kFloat), plain("source", kText)},
 		from: `FROM sample ORDER BY host, resource, metric, start_ns`,
 	},
+	"server_times": {
+		cols: []exportCol{plain("run_id", kInt), plain("op", kText), plain("start_ns", kInt), plain("duration_ns", kInt),
+			plain("calls", kInt), plain("exec_ns", kInt),
+			{name: "exec_mean_us", expr: "CASE WHEN calls > 0 THEN exec_ns / 1e3 / calls END", kind: kFloat}},
+		from: `FROM server_time ORDER BY run_id, op, start_ns`,
+	},
 }
 
 // ExportTables lists the tables Export accepts.
-func ExportTables() []string { return []string{"campaign", "runs", "intervals", "events", "samples"} }
+func ExportTables() []string {
+	return []string{"campaign", "runs", "intervals", "events", "samples", "server_times"}
+}
 
 var exportFormats = []string{"csv", "json"}
 
@@ -129,6 +137,12 @@ func (s *Store) Export(w io.Writer, table, format string) error {
 		exprs = append(exprs, col.expr)
 	}
 	doing := "exporting " + table
+	if table == "server_times" {
+		// Files from before server timing have no such table; export it empty.
+		if _, err := s.db.Exec(serverTimeDDL); err != nil {
+			return s.fail(doing, err)
+		}
+	}
 	rows, err := s.db.Query(`SELECT ` + strings.Join(exprs, ", ") + ` ` + t.from)
 	if err != nil {
 		return s.fail(doing, err)

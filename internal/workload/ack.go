@@ -20,6 +20,47 @@ type acknowledged struct {
 
 	mu   sync.Mutex
 	done []bool // done[k % ackWindowSize] for limit <= k < limit + ackWindowSize
+
+	// holes are finished inserts that did not store their record (dropped
+	// before they were sent, or failed), so "latest" must not read them.
+	// nholes lets the chooser skip the lock while there are none.
+	nholes atomic.Int64
+	holes  map[uint64]struct{}
+}
+
+// maxHoles bounds the hole set; beyond it the oldest holes are forgotten
+// (reads of them then fail with not_found, as in YCSB, which has no such
+// set at all).
+const maxHoles = 4096
+
+// hole records that the insert of key k finished without storing a record.
+func (a *acknowledged) hole(k uint64) {
+	a.mu.Lock()
+	if a.holes == nil {
+		a.holes = map[uint64]struct{}{}
+	}
+	if len(a.holes) >= maxHoles {
+		var oldest uint64 = ^uint64(0)
+		for h := range a.holes {
+			oldest = min(oldest, h)
+		}
+		delete(a.holes, oldest)
+	}
+	a.holes[k] = struct{}{}
+	a.nholes.Store(int64(len(a.holes)))
+	a.mu.Unlock()
+	a.ack(k)
+}
+
+// isHole reports whether k's insert finished without storing a record.
+func (a *acknowledged) isHole(k uint64) bool {
+	if a.nholes.Load() == 0 {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.holes[k]
+	return ok
 }
 
 func (a *acknowledged) reset(limit uint64) {
@@ -29,6 +70,8 @@ func (a *acknowledged) reset(limit uint64) {
 	for i := range a.done {
 		a.done[i] = false
 	}
+	a.holes = nil
+	a.nholes.Store(0)
 }
 
 // ack records that the insert of key k finished (successfully or not).

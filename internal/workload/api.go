@@ -58,4 +58,8 @@ type Op struct {
 	Values [][]byte
 	// ScanLength is the number of records a Scan returns, starting at Key.
 	ScanLength int
+	// Params are the drawn parameters of a statement operation (Type >=
+	// NumOpTypes, see StatementOf), one per ? placeholder.
+	Params   []Param
+	paramBuf [][]byte // text buffers behind Params[i].Str
 }

@@ -60,6 +60,13 @@ type Config struct {
 	// OrderedInserts names record i "user<i>"; false (YCSB's default,
 	// insertorder=hashed) names it "user<ycsbHash(i)>". See KeyName.
 	OrderedInserts bool
+
+	// Statements, when set, make this a statement workload: each request
+	// is one of these SQL statements, chosen by weight, and Mix and the key
+	// fields are not used. Dataset says how the tables are created and
+	// filled.
+	Statements []Statement
+	Dataset    Dataset
 }
 
 func (c Config) usesZipfian() bool {
@@ -72,6 +79,9 @@ func (c Config) usesZipfian() bool {
 // scan settings without scans, the zipfian constant without a zipfian) are not
 // checked.
 func (c Config) Validate() error {
+	if c.IsStatements() {
+		return c.validateStatements()
+	}
 	if c.RecordCount < 1 {
 		return fmt.Errorf("workload: record_count must be at least 1, got %d", c.RecordCount)
 	}

@@ -42,6 +42,8 @@ type plan struct {
 
 	scanZipf    bool
 	scanLengths zipfian
+
+	stmts *stmtPlan // statement workloads only
 }
 
 // shared is the key space state of a Generator and all its forks.
@@ -80,6 +82,10 @@ func New(c Config, seed uint64) (*Generator, error) {
 	}
 	g.shared.nextInsert.Store(g.n)
 	g.shared.acked.reset(g.n)
+	if c.IsStatements() {
+		g.stmts = newStmtPlan(c)
+		return g, nil
+	}
 
 	total := 0.0
 	for _, w := range c.Mix {
@@ -166,6 +172,10 @@ func (g *Generator) NewOp() *Op {
 // ScanLength is 0 for other types. Values that are not filled keep stale
 // contents. Next allocates nothing when op came from NewOp.
 func (g *Generator) Next(op *Op) {
+	if g.stmts != nil {
+		g.nextStatement(op)
+		return
+	}
 	t := g.types[0]
 	if g.ntypes > 1 {
 		u := g.r.float()
@@ -230,6 +240,11 @@ func (g *Generator) Populate(i int64, op *Op) {
 // Safe for concurrent use; the load engine calls it for every insert.
 func (g *Generator) Acknowledge(k uint64) { g.shared.acked.ack(k) }
 
+// AcknowledgeMissing is Acknowledge for an insert that did not store its
+// record (dropped before it was sent, or failed): "latest" then also avoids
+// reading k, which would fail with not_found through no fault of the target.
+func (g *Generator) AcknowledgeMissing(k uint64) { g.shared.acked.hole(k) }
+
 // NextInsert returns the key number the next run-phase insert will take
 // (RecordCount plus the inserts issued so far by g and its forks).
 func (g *Generator) NextInsert() uint64 { return g.shared.nextInsert.Load() }
@@ -254,7 +269,19 @@ func (g *Generator) nextKey() uint64 {
 	case distZipfian:
 		return g.scrambled.next(&g.r)
 	case distLatest:
-		return g.latest.next(&g.r, g.shared.acked.limit.Load()-1)
+		last := g.shared.acked.limit.Load() - 1
+		k := g.latest.next(&g.r, last)
+		// Records whose insert stored nothing are never read: redraw a few
+		// times, then step down to the nearest stored record (under heavy
+		// drops the newest keys can all be holes). At most maxHoles keys
+		// are holes, and loaded records never are, so the walk ends.
+		for i := 0; i < 4 && g.shared.acked.isHole(k); i++ {
+			k = g.latest.next(&g.r, last)
+		}
+		for k > 0 && g.shared.acked.isHole(k) {
+			k--
+		}
+		return k
 	case distHotspot:
 		return g.hot.next(&g.r)
 	case distSequential:

@@ -38,6 +38,15 @@ func FromStore(st *store.Store, model string, slo *SLO) (Input, int, error) {
 				return Input{}, 0, err
 			}
 			rd.Resources = resources.Summarize(samples, from, to)
+			server, err := st.ServerTimes(r.ID)
+			if err != nil {
+				return Input{}, 0, err
+			}
+			for _, x := range server {
+				if !x.Start.Before(from) && x.Start.Before(to) {
+					rd.Server = append(rd.Server, x)
+				}
+			}
 		}
 		in.Runs = append(in.Runs, rd)
 	}

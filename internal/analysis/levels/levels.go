@@ -31,6 +31,7 @@ type RunData struct {
 	Run       store.Run
 	Intervals []store.Interval
 	Resources []resources.Host
+	Server    []store.ServerInterval // server-side timings of the measured window, when the target reports them
 }
 
 // Input is everything Summarize needs.
@@ -51,6 +52,10 @@ type OpRow struct {
 	Op      string
 	Count   stats.Estimate // successful requests per run
 	Latency Latency
+	// Server is the server's mean execution time per statement (µs) and
+	// Network the client mean minus it: the network and queueing delay mu
+	// of seed-digest §2 (001 §III-A). N is 0 when the server reported none.
+	Server, Network stats.Estimate
 }
 
 // SLOResult is the SLO check at one level.
@@ -110,6 +115,7 @@ type perRun struct {
 	hists                             map[string]*hdrhistogram.Histogram // by op, plus "all"
 	within                            float64
 	sloValue                          float64
+	serverMean                        map[string]float64 // µs per statement, by op, plus "all"
 }
 
 // Summarize builds the load-response table.
@@ -167,6 +173,7 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 			offeredSLO += n
 		}
 	}
+	pr.serverMean = serverMeans(rd.Server)
 	if slo != nil {
 		key := slo.Op
 		if key == "" {
@@ -184,6 +191,29 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 		}
 	}
 	return pr
+}
+
+// serverMeans is the mean server execution time per statement of each op
+// over a run's measured window, in µs.
+func serverMeans(xs []store.ServerInterval) map[string]float64 {
+	if len(xs) == 0 {
+		return nil
+	}
+	calls := map[string]int64{}
+	exec := map[string]float64{}
+	for _, x := range xs {
+		for _, k := range []string{x.Op, "all"} {
+			calls[k] += x.Calls
+			exec[k] += float64(x.Exec) / 1e3
+		}
+	}
+	out := map[string]float64{}
+	for k, n := range calls {
+		if n > 0 {
+			out[k] = exec[k] / float64(n)
+		}
+	}
+	return out
 }
 
 // countAtMost counts recorded values no greater than limit (µs). A bucket
@@ -256,7 +286,21 @@ func buildLevel(li int, value float64, runs []perRun, slo *SLO) Level {
 				return float64(hh.ValueAtQuantile(q))
 			}
 		}
+		server := func(r perRun) float64 {
+			if v, ok := r.serverMean[op]; ok {
+				return v
+			}
+			return math.NaN()
+		}
+		network := func(r perRun) float64 {
+			sv, hh := server(r), r.hists[op]
+			if math.IsNaN(sv) || hh == nil || hh.TotalCount() == 0 {
+				return math.NaN()
+			}
+			return hh.Mean() - sv
+		}
 		l.Ops = append(l.Ops, OpRow{
+			Server: col(server), Network: col(network),
 			Op: op,
 			Count: col(func(r perRun) float64 {
 				if hh := r.hists[op]; hh != nil {

@@ -135,3 +135,37 @@ func TestHostRowsSkipUnsampled(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 }
+
+// The network and queueing delay mu is the client's mean latency minus the
+// server's mean execution time (seed-digest §2): with client latencies of
+// 1000 and 1200 µs and server means of 600 and 700 µs, mu is 400 and 500 µs
+// in the two repetitions, 450 ± 50 µs across them.
+func TestNetworkDelayFromServerTimes(t *testing.T) {
+	in := Input{Model: "open"}
+	for rep, c := range []struct{ client, exec, calls int64 }{{1000, 6000, 10}, {1200, 14000, 20}} {
+		rd := synth(int64(rep+1), 0, 100, rep+1, map[string]int64{"complex_join": c.client}, 50, 0, 0, 50)
+		// Two server intervals whose sums give the per-run mean.
+		half := time.Duration(c.exec/2) * time.Microsecond
+		rd.Server = []store.ServerInterval{
+			{RunID: rd.Run.ID, Op: "complex_join", Calls: c.calls / 2, Exec: half},
+			{RunID: rd.Run.ID, Op: "complex_join", Calls: c.calls / 2, Exec: half},
+		}
+		in.Runs = append(in.Runs, rd)
+	}
+	s := Summarize(in)
+	if len(s.Levels) != 1 || len(s.Levels[0].Ops) != 1 {
+		t.Fatalf("want one level with one op, got %+v", s.Levels)
+	}
+	o := s.Levels[0].Ops[0]
+	if o.Server.N != 2 || !near(o.Server.Mean, 650, 1e-9) {
+		t.Errorf("server mean = %+v, want 650 µs over 2 runs", o.Server)
+	}
+	if o.Network.N != 2 || !near(o.Network.Mean, 450, 1) || !near(o.Network.SE, 50, 1) {
+		t.Errorf("network delay = %+v, want 450 ± 50 µs", o.Network)
+	}
+	// Without server times the columns stay empty rather than zero.
+	in.Runs[0].Server, in.Runs[1].Server = nil, nil
+	if o := Summarize(in).Levels[0].Ops[0]; o.Server.N != 0 || o.Network.N != 0 {
+		t.Errorf("no server times should give no estimate, got server %+v network %+v", o.Server, o.Network)
+	}
+}

@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -16,6 +17,19 @@ type Env struct {
 	// Dir is the campaign's results directory; relative paths in target
 	// options are resolved against it.
 	Dir string
+	// Session names this Headroom invocation (a timestamp). Managed server
+	// instances live in InstanceDir, which includes it, so a resumed
+	// campaign never collides with an earlier session's instance.
+	Session string
+}
+
+// InstanceDir is where a target keeps a managed server instance of kind.
+func (e Env) InstanceDir(kind string) string {
+	name := kind
+	if e.Session != "" {
+		name += "-" + e.Session
+	}
+	return filepath.Join(e.Dir, "instances", name)
 }
 
 // Factory describes one target type.

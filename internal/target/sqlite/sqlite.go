@@ -16,6 +16,7 @@ import (
 	sqlitedrv "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
+	"github.com/headroom-dev/headroom/internal/sqlwork"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/workload"
@@ -37,7 +38,8 @@ type Target struct {
 	opts  Options
 	path  string
 	db    *sql.DB
-	stmts *statements
+	stmts *statements // YCSB workloads
+	work  *workStmts  // statement workloads
 }
 
 // Open opens (creating when missing) the database file named by opts, with
@@ -71,8 +73,22 @@ func Open(opts Options, dir string) (*Target, error) {
 // Path is the database file.
 func (t *Target) Path() string { return t.path }
 
-// Prepare creates the YCSB table for w, dropping an existing one when fresh.
+// Prepare creates the YCSB table for w, dropping an existing one when
+// fresh; for a statement workload it creates the data set's tables instead
+// (see internal/sqlwork) and prepares the statements.
 func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) error {
+	t.closeStatements()
+	if w.IsStatements() {
+		if err := sqlwork.Setup(ctx, t.db, sqlwork.SQLite, w.Dataset, fresh); err != nil {
+			return fmt.Errorf("sqlite target: %w", err)
+		}
+		ws, err := prepareWork(ctx, t.db, w.Statements)
+		if err != nil {
+			return err
+		}
+		t.work = ws
+		return nil
+	}
 	tbl := t.opts.Table
 	if fresh {
 		if _, err := t.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+tbl); err != nil {
@@ -91,26 +107,45 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 	if err != nil {
 		return err
 	}
+	t.stmts = st
+	return nil
+}
+
+// closeStatements closes what the last Prepare prepared.
+func (t *Target) closeStatements() {
 	if t.stmts != nil {
 		t.stmts.close()
+		t.stmts = nil
 	}
-	t.stmts = st
+	if t.work != nil {
+		t.work.close()
+		t.work = nil
+	}
+}
+
+// LoadDataset implements target.DatasetLoader: it fills the tables of a
+// statement workload's data set.
+func (t *Target) LoadDataset(ctx context.Context, w workload.Config, seed uint64, progress func(done, total int64)) error {
+	if err := sqlwork.Populate(ctx, t.db, sqlwork.SQLite, w.Dataset, seed, progress); err != nil {
+		return fmt.Errorf("sqlite target: %w", err)
+	}
 	return nil
 }
 
 // NewClient returns a client; all clients share the connection pool.
 func (t *Target) NewClient(context.Context) (target.Client, error) {
-	if t.stmts == nil {
-		return nil, errors.New("sqlite target: Prepare must run before clients are opened")
+	switch {
+	case t.work != nil:
+		return newWorkClient(t.work), nil
+	case t.stmts != nil:
+		return newClient(t.db, t.stmts), nil
 	}
-	return newClient(t.db, t.stmts), nil
+	return nil, errors.New("sqlite target: Prepare must run before clients are opened")
 }
 
 // Close closes the database.
 func (t *Target) Close() error {
-	if t.stmts != nil {
-		t.stmts.close()
-	}
+	t.closeStatements()
 	return t.db.Close()
 }
 

@@ -1,0 +1,196 @@
+package campaign
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+	_ "github.com/headroom-dev/headroom/internal/target/http"
+	_ "github.com/headroom-dev/headroom/internal/target/sqlite"
+)
+
+func parse(t *testing.T, dir, yaml string) *spec.Spec {
+	t.Helper()
+	path := filepath.Join(dir, "spec.yaml")
+	s, err := spec.Parse(path, []byte(yaml))
+	if err != nil {
+		t.Fatalf("spec: %v", err)
+	}
+	s.File = path
+	return s
+}
+
+func openStore(t *testing.T, out Outcome) *store.Store {
+	t.Helper()
+	st, err := store.Open(out.StorePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// A server that goes away mid-run: the run fails with the cause after
+// dead_after, keeps the intervals measured before, and on_failure: stop
+// ends the campaign there, leaving the second planned run unstarted.
+func TestDeadTargetFailsRunAndStops(t *testing.T) {
+	var served atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.WriteHeader(http.StatusOK)
+	}))
+	dir := t.TempDir()
+	s := parse(t, dir, fmt.Sprintf(`
+name: dead
+target: {type: http, base_url: %q, read: {path: "/r/{key}"}}
+workload: {operations: {read: 1}, record_count: 10}
+load: {model: closed, clients: [1, 2], dead_after: 1s, timeout: 200ms}
+phases: {populate: false, warmup: 0, measure: 6s}
+interval: 250ms
+on_failure: stop
+monitor: {enabled: false}
+output: out
+`, srv.URL))
+	go func() {
+		// Kill the server once it has answered for a while.
+		for served.Load() < 50 {
+			time.Sleep(10 * time.Millisecond)
+		}
+		srv.CloseClientConnections()
+		srv.Close()
+	}()
+	start := time.Now()
+	out, err := Start(context.Background(), s, Options{})
+	if err == nil || !strings.Contains(err.Error(), "on_failure is stop") {
+		t.Fatalf("want the campaign stopped by on_failure, got %v", err)
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the dead target should end the run after about 1s of failures, the campaign took %v", el)
+	}
+	st := openStore(t, out)
+	runs, err := st.Runs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("want exactly one run (the second must not start), got %d", len(runs))
+	}
+	r := runs[0]
+	if r.Status != store.StatusFailed || !strings.Contains(r.Message, "stopped answering") {
+		t.Errorf("run status %q message %q; want failed with the cause", r.Status, r.Message)
+	}
+	if r.Summary.Completed < 50 {
+		t.Errorf("requests served before the failure must be kept, got %d completed", r.Summary.Completed)
+	}
+	ivs, err := st.Intervals(r.ID, "measure")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ok, conn int64
+	for _, iv := range ivs {
+		ok += iv.Count
+		conn += iv.ErrorKinds["connection"]
+	}
+	if ok < 50 || conn == 0 {
+		t.Errorf("intervals hold %d successes and %d connection errors; want both", ok, conn)
+	}
+}
+
+// reset: repopulate empties and reloads the table before every run but the
+// first (which follows the population directly), and records each reset.
+func TestResetRepopulate(t *testing.T) {
+	dir := t.TempDir()
+	s := parse(t, dir, `
+name: repop
+target: {type: sqlite, path: db.sqlite}
+workload: {operations: {insert: 1}, record_count: 200}
+load: {model: closed, clients: [1, 1, 1]}
+phases: {warmup: 0, measure: 500ms}
+interval: 250ms
+reset: repopulate
+monitor: {enabled: false}
+output: out
+`)
+	out, err := Start(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, out)
+	runs, err := st.Runs()
+	if err != nil || len(runs) != 3 {
+		t.Fatalf("runs: %v, %d", err, len(runs))
+	}
+	for i, r := range runs {
+		evs, err := st.Events(r.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []map[string]any
+		for _, e := range evs {
+			if e.Kind == eventReset {
+				var m map[string]any
+				if err := json.Unmarshal([]byte(e.Detail), &m); err != nil {
+					t.Fatalf("reset detail %q: %v", e.Detail, err)
+				}
+				got = append(got, m)
+			}
+		}
+		if len(got) != 1 || got[0]["policy"] != "repopulate" {
+			t.Fatalf("run %d: want one repopulate reset event, got %v", i+1, got)
+		}
+		_, skipped := got[0]["note"]
+		if skipped != (i == 0) {
+			t.Errorf("run %d: reset note %v; only the first run (right after population) skips the reset", i+1, got[0]["note"])
+		}
+	}
+	// After the last run the table holds the population plus only the last
+	// run's inserts: the earlier runs' inserts were removed by the resets.
+	db, err := sql.Open("sqlite", filepath.Join(out.Dir, "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT count(*) FROM usertable`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	last := runs[2].Summary.Completed + runs[2].Summary.Errors
+	if want := 200 + last; n < 200+runs[2].Summary.Completed || n > want+int64(10) {
+		t.Errorf("table holds %d rows; want 200 + the last run's %d inserts", n, last)
+	}
+	if runs[0].Summary.Completed+runs[1].Summary.Completed > 0 && n >= 200+runs[0].Summary.Completed+runs[1].Summary.Completed+runs[2].Summary.Completed {
+		t.Errorf("earlier runs' inserts survived the resets: %d rows", n)
+	}
+}
+
+// A reset policy the target cannot do is refused before anything runs.
+func TestResetNeedsCapability(t *testing.T) {
+	dir := t.TempDir()
+	for _, policy := range []string{"restart", "restore"} {
+		s := parse(t, dir, `
+name: cap
+target: {type: sqlite}
+workload: {ycsb: c, record_count: 10}
+load: {model: closed, clients: [1]}
+phases: {warmup: 0, measure: 100ms}
+interval: 100ms
+reset: `+policy+`
+monitor: {enabled: false}
+output: out
+`)
+		_, err := Start(context.Background(), s, Options{})
+		if err == nil || !strings.HasPrefix(err.Error(), "reset: "+policy) {
+			t.Errorf("reset %s on sqlite: want an error naming reset: %s, got %v", policy, policy, err)
+		}
+	}
+}

@@ -1,0 +1,36 @@
+package deploy
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+)
+
+// randomPassword is the password of a managed instance's workload user. It
+// lives only in memory and in the instance's own files.
+func randomPassword() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return "hr" + hex.EncodeToString(b)
+}
+
+// lastLines returns the last n lines of out as one line for an error.
+func lastLines(out []byte, n int) string {
+	lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return string(bytes.Join(lines, []byte(" | ")))
+}
+
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	if len(b) > 64<<10 {
+		b = b[len(b)-64<<10:]
+	}
+	return lastLines(b, n)
+}

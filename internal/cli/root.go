@@ -14,7 +14,10 @@ import (
 	// Targets register themselves with the registry.
 	_ "github.com/headroom-dev/headroom/internal/target/disk"
 	_ "github.com/headroom-dev/headroom/internal/target/http"
+	_ "github.com/headroom-dev/headroom/internal/target/mysql"
 	_ "github.com/headroom-dev/headroom/internal/target/null"
+	_ "github.com/headroom-dev/headroom/internal/target/postgres"
+	_ "github.com/headroom-dev/headroom/internal/target/redis"
 	_ "github.com/headroom-dev/headroom/internal/target/sqlite"
 )
 

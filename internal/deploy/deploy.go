@@ -416,7 +416,7 @@ func findBinary(b Binary) (string, error) {
 	if p, err := exec.LookPath(b.Name); err == nil {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: %s was not found in $PATH or %v; install it with `apt-get install -y %s`, or point the target at an existing server instead of managed:", ErrMissingBinary, b.Name, b.Dirs, b.Package)
+	return "", fmt.Errorf("%w: %s was not found in $PATH or %v; install it with `apt-get install -y %s`, or point the target at an existing server instead of using managed", ErrMissingBinary, b.Name, b.Dirs, b.Package)
 }
 
 func isExecutable(p string) bool {

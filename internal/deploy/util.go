@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"path/filepath"
+	"strconv"
 )
 
 // randomPassword is the password of a managed instance's workload user. It
@@ -33,4 +35,21 @@ func tailFile(path string, n int) string {
 		b = b[len(b)-64<<10:]
 	}
 	return lastLines(b, n)
+}
+
+// InstanceDir returns the directory for a new managed instance of kind under
+// a campaign's results directory: instances/<kind>, or instances/<kind>-2,
+// -3, ... when an earlier session's instance (or its kept server.log) is
+// already there, so a resumed campaign never collides with it.
+func InstanceDir(resultsDir, kind string) string {
+	dir := filepath.Join(resultsDir, "instances", kind)
+	for n := 2; !emptyOrMissing(dir); n++ {
+		dir = filepath.Join(resultsDir, "instances", kind+"-"+strconv.Itoa(n))
+	}
+	return dir
+}
+
+func emptyOrMissing(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	return err != nil && os.IsNotExist(err) || err == nil && len(entries) == 0
 }

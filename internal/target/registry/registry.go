@@ -5,10 +5,10 @@
 package registry
 
 import (
-	"path/filepath"
 	"sort"
 	"sync"
 
+	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/target"
 )
 
@@ -17,20 +17,11 @@ type Env struct {
 	// Dir is the campaign's results directory; relative paths in target
 	// options are resolved against it.
 	Dir string
-	// Session names this Headroom invocation (a timestamp). Managed server
-	// instances live in InstanceDir, which includes it, so a resumed
-	// campaign never collides with an earlier session's instance.
-	Session string
 }
 
-// InstanceDir is where a target keeps a managed server instance of kind.
-func (e Env) InstanceDir(kind string) string {
-	name := kind
-	if e.Session != "" {
-		name += "-" + e.Session
-	}
-	return filepath.Join(e.Dir, "instances", name)
-}
+// InstanceDir is where a target keeps a new managed server instance of kind
+// (see deploy.InstanceDir).
+func (e Env) InstanceDir(kind string) string { return deploy.InstanceDir(e.Dir, kind) }
 
 // Factory describes one target type.
 type Factory struct {

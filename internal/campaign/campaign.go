@@ -48,6 +48,9 @@ type Options struct {
 	Progress progress.Reporter // nil = quiet
 	// Now is used to name new results directories; nil = time.Now.
 	Now func() time.Time
+	// Configure, when set, is called with the spec before the target opens
+	// (the command line sizes the Go scheduler to the target type).
+	Configure func(*spec.Spec)
 }
 
 // Start creates a new results directory for s and runs the whole campaign.
@@ -161,6 +164,9 @@ type executor struct {
 
 func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (Outcome, error) {
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
+	if opt.Configure != nil {
+		opt.Configure(s)
+	}
 	specDir := ""
 	if s.File != "" {
 		specDir = filepath.Dir(s.File)
@@ -173,7 +179,7 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if !ok {
 		return out, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
 	}
-	tgt, err := f.Open(s.Target.Options, registry.Env{Dir: dir, Session: time.Now().Format("20060102-150405")})
+	tgt, err := f.Open(s.Target.Options, registry.Env{Dir: dir})
 	if err != nil {
 		return out, err
 	}

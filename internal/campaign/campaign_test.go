@@ -194,3 +194,73 @@ output: out
 		}
 	}
 }
+
+// Seed 001's three TPC-W statements on the embedded target: every
+// statement is recorded under its name, the insert's sequence continues
+// from one run to the next (no duplicate keys without any reset), and the
+// rows it adds are exactly the inserts that succeeded.
+func TestStatementWorkloadOnSQLite(t *testing.T) {
+	dir := t.TempDir()
+	s := parse(t, dir, `
+name: tpcw
+target: {type: sqlite, path: db.sqlite}
+workload:
+  statements:
+    - name: simple_join
+      sql: SELECT * FROM customer, address, country WHERE customer.c_addr_id = address.addr_id AND address.addr_co_id = country.co_id AND customer.c_uname = ?
+      params: [{uniform: [1, 2880], prefix: UN}]
+    - name: complex_join
+      sql: SELECT i_id, i_title, a_fname, a_lname FROM item, author WHERE item.i_a_id = author.a_id AND item.i_subject = ? ORDER BY item.i_pub_date DESC, item.i_title LIMIT 50
+      params: [{choice: [ARTS, HISTORY, TRAVEL]}]
+    - name: insert_order_line
+      sql: INSERT INTO order_line (ol_id, ol_o_id, ol_i_id, ol_qty, ol_discount, ol_comments) VALUES (?, ?, ?, ?, ?, ?)
+      params: [{uniform: [1, 5]}, {sequence: 10000000}, {uniform: [1, 100]}, {uniform: [1, 10]}, {uniform: [0, 30]}, {string: [20, 40]}]
+  dataset: {builtin: tpcw, scale: {ebs: 1, items: 100}}
+load: {model: closed, clients: [2, 2]}
+phases: {warmup: 0, measure: 600ms}
+interval: 200ms
+monitor: {enabled: false}
+output: out
+`)
+	out, err := Start(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, out)
+	runs, err := st.Runs()
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs: %v, %d", err, len(runs))
+	}
+	var inserted int64
+	for _, r := range runs {
+		ivs, err := st.Intervals(r.ID, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ops := map[string]int64{}
+		for _, iv := range ivs {
+			ops[iv.Op] += iv.Count
+			if iv.Errors > 0 {
+				t.Errorf("run %d: %s interval has errors %v", r.ID, iv.Op, iv.ErrorKinds)
+			}
+		}
+		for _, name := range []string{"simple_join", "complex_join", "insert_order_line"} {
+			if ops[name] == 0 {
+				t.Errorf("run %d: no successful %s; got %v", r.ID, name, ops)
+			}
+		}
+		inserted += ops["insert_order_line"]
+	}
+	db, err := sql.Open("sqlite", filepath.Join(out.Dir, "db.sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int64
+	if err := db.QueryRow(`SELECT count(*) FROM order_line WHERE ol_o_id >= 10000000`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != inserted {
+		t.Errorf("order_line gained %d rows; the runs recorded %d successful inserts", n, inserted)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"syscall"
 
@@ -15,21 +16,29 @@ import (
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/target/registry"
 )
 
 // widenScheduler gives the Go scheduler twice as many processors as the
-// machine has cores, unless the user set GOMAXPROCS. An in-process target
-// (SQLite) blocks threads in fsync and lock back-off sleeps, and a blocked
-// thread keeps its scheduler slot until the runtime notices; with spare
-// slots the pacer and the workers still run on time, so requests are not
-// sent late because of the client (docs/measurement.md).
-func widenScheduler() {
-	if os.Getenv("GOMAXPROCS") == "" {
-		// Go's default already follows the CPU quota of a container; the
-		// client-limit verdict is judged against that budget, not against
-		// the widened number of slots.
-		base := runtime.GOMAXPROCS(0)
-		load.SetCPUBudget(base)
+// machine has cores for an in-process target, unless the user set
+// GOMAXPROCS. An in-process target (SQLite) blocks threads in fsync and
+// lock back-off sleeps, and a blocked thread keeps its scheduler slot until
+// the runtime notices; with spare slots the pacer and the workers still run
+// on time, so requests are not sent late because of the client
+// (docs/measurement.md). A target in another process only blocks in the
+// network poller, and there the extra slots cost CPU: against a local
+// Redis, closed-loop throughput at 16 connections was 116-119k ops/s with
+// twice the slots and 126-134k with one per core (docs/performance.md).
+func widenScheduler(s *spec.Spec) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	// Go's default already follows the CPU quota of a container; the
+	// client-limit verdict is judged against that budget, not against the
+	// widened number of slots.
+	base := runtime.GOMAXPROCS(0)
+	load.SetCPUBudget(base)
+	if f, ok := registry.Lookup(s.Target.Type); ok && f.InProcess {
 		runtime.GOMAXPROCS(2 * base)
 	}
 }
@@ -54,7 +63,6 @@ finishes the campaign later without repeating completed runs.`,
 			if (resume == "") == (len(args) == 0) || len(args) > 1 {
 				return &exitError{ExitUsage, "give either one spec file or --resume RESULTS_DIR (see headroom run --help)"}
 			}
-			widenScheduler()
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			go func() {
@@ -65,7 +73,7 @@ finishes the campaign later without repeating completed runs.`,
 			if !quiet {
 				prog = progress.New(c.ErrOrStderr())
 			}
-			opt := campaign.Options{Progress: prog}
+			opt := campaign.Options{Progress: prog, Configure: widenScheduler}
 			var out campaign.Outcome
 			var err error
 			if resume != "" {
@@ -77,8 +85,14 @@ finishes the campaign later without repeating completed runs.`,
 					return &exitError{ExitError, "the spec has problems:\n" + err.Error()}
 				}
 				if output != "" {
-					s.Output = output
-					s.File = "" // resolve --output against the working directory
+					// --output is relative to the working directory, while
+					// the spec's own paths (dataset scripts) stay relative
+					// to the spec file.
+					abs, aerr := filepath.Abs(output)
+					if aerr != nil {
+						return &exitError{ExitError, fmt.Sprintf("--output %s: %v", output, aerr)}
+					}
+					s.Output = abs
 				}
 				fmt.Fprintf(c.ErrOrStderr(), "%s: %d runs, about %v; results in %s\n", s.Name, len(s.Plan()), plannedDuration(s), s.Output)
 				out, err = campaign.Start(ctx, s, opt)

@@ -11,6 +11,8 @@
 #   bash bench/compare-pgbench.sh [seconds per run] [scale] [clients...]
 #
 # Defaults: 20 s, scale 10 (1,000,000 accounts), clients 1 4 16 32.
+# PIN=1 pins the server to CPU 0 and the load generators (pgbench, Headroom)
+# to CPU 1, so that neither tool takes CPU from the server.
 # Needs the postgresql and postgresql-contrib packages (pgbench); run as
 # root (the cluster runs as user postgres) or as a user who may run initdb.
 set -euo pipefail
@@ -26,6 +28,11 @@ bindir=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
 if [ -z "$bindir" ] || ! command -v pgbench >/dev/null; then
   echo "PostgreSQL is not installed: apt-get install -y postgresql postgresql-contrib" >&2
   exit 1
+fi
+
+srv_cpu=() cli_cpu=()
+if [ "${PIN:-0}" = 1 ]; then
+  srv_cpu=(taskset -c 0) cli_cpu=(taskset -c 1)
 fi
 
 tmp=$(mktemp -d /tmp/headroom-pgbench.XXXXXX)
@@ -45,7 +52,7 @@ trap cleanup EXIT
 "${as[@]}" "$bindir/initdb" -D "$tmp/data" -U postgres --auth=trust -E UTF8 --locale=C --no-sync >/dev/null
 # shared_buffers holds the whole data set at scale 10 (about 160 MB), so
 # both tools measure the same cached reads.
-"${as[@]}" "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w -o \
+"${srv_cpu[@]}" "${as[@]}" "$bindir/pg_ctl" -D "$tmp/data" -l "$tmp/server.log" -w -o \
   "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$tmp -c shared_buffers=384MB -c max_connections=100" \
   start >/dev/null
 export PGHOST=127.0.0.1 PGPORT=$port PGUSER=postgres
@@ -55,7 +62,7 @@ accounts=$((100000 * scale))
 
 cp bench/pgbench-schema.sql "$tmp/"
 pgb() { # mode clients -> tps
-  pgbench -S -M "$1" -c "$2" -j "$(( $2 < 2 ? $2 : 2 ))" -T "$secs" bench 2>/dev/null |
+  "${cli_cpu[@]}" pgbench -S -M "$1" -c "$2" -j "$(( $2 < 2 ? $2 : 2 ))" -T "$secs" bench 2>/dev/null |
     sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
 }
 hr() { # clients -> "throughput p50_us p99_us"
@@ -63,7 +70,7 @@ hr() { # clients -> "throughput p50_us p99_us"
       -e "s/^  clients: \[1\] .*/  clients: [$1]/" -e "s/^  measure: 20s/  measure: ${secs}s/" \
       -e "s#^output: .*#output: $tmp/out#" bench/pg-select.yaml > "$tmp/pg-select.yaml"
   rm -rf "$tmp/out"
-  bin/headroom run -q "$tmp/pg-select.yaml" > "$tmp/summary.txt" 2>"$tmp/stderr.txt" || { cat "$tmp/stderr.txt" >&2; exit 1; }
+  "${cli_cpu[@]}" bin/headroom run -q "$tmp/pg-select.yaml" > "$tmp/summary.txt" 2>"$tmp/stderr.txt" || { cat "$tmp/stderr.txt" >&2; exit 1; }
   dir=$(ls -d "$tmp"/out/bench-pg-select-*)
   bin/headroom export -t runs "$dir" > "$tmp/runs.csv"
   bin/headroom export -t intervals "$dir" > "$tmp/intervals.csv"

@@ -157,6 +157,9 @@ type executor struct {
 	// sequences): records inserted by earlier runs stay in the target, so
 	// later runs must continue after them.
 	next    keySpace
+	// holes are the key numbers of earlier runs' inserts that stored
+	// nothing (dropped or failed), so "latest" in later runs skips them.
+	holes []uint64
 	sampler *procfs.Sampler // nil when monitoring is off
 	clock   *serverClock    // nil when the target reports no server times
 	rs      resetState
@@ -238,6 +241,9 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 			return out, err
 		}
 		ex.rs.pristine = true
+		// The target holds only the loaded records again: inserts restart
+		// after them (sequences keep counting, which is harmless).
+		ex.next.NextInsert, ex.holes = 0, nil
 	}
 	if err := ex.snapshot(ctx); err != nil {
 		return out, err

@@ -42,7 +42,10 @@ func checkReset(policy string, tgt target.Target, typ string) error {
 // resetState tracks whether the target holds exactly the data set just
 // populated (or restored), so the first run after population needs no
 // repopulate or restore.
-type resetState struct{ pristine bool }
+type resetState struct {
+	pristine bool
+	snapNext uint64 // the insert key number when the snapshot was taken
+}
 
 // reset applies the policy before a run. It returns the JSON detail of the
 // reset event to record with the run ("" when there is nothing to record).
@@ -68,8 +71,14 @@ func (ex *executor) reset(ctx context.Context) (string, error) {
 		if err = ex.tgt.Prepare(ctx, ex.wcfg, true); err == nil {
 			err = ex.populate(ctx)
 		}
+		if err == nil {
+			ex.next.NextInsert, ex.holes = 0, nil // only the loaded records exist again
+		}
 	case resetRestore:
 		err = ex.tgt.(target.Snapshotter).Restore(ctx)
+		if err == nil {
+			ex.next.NextInsert, ex.holes = ex.rs.snapNext, nil // back to the snapshot's records
+		}
 	}
 	ex.rs.pristine = false
 	if err != nil {
@@ -95,6 +104,7 @@ func (ex *executor) snapshot(ctx context.Context) error {
 		return nil
 	}
 	start := time.Now()
+	ex.rs.snapNext = ex.next.NextInsert
 	if err := ex.tgt.(target.Snapshotter).Snapshot(ctx); err != nil {
 		return fmt.Errorf("reset: restore: taking the snapshot after population: %w", err)
 	}

@@ -68,6 +68,22 @@ func (ex *executor) reserveKeys(id int64, gen *workload.Generator, last *keySpac
 	return ex.addKeySpace(id, ks)
 }
 
+// reserveAhead records, before a run sends anything, a reservation far
+// beyond where its inserts start, so that a process killed during the
+// first interval (before the per-interval reservations begin) cannot make
+// a resumed campaign reuse keys. Skipping key numbers costs nothing.
+func (ex *executor) reserveAhead(id int64, start keySpace) error {
+	if !ex.insertsKeys() {
+		return nil
+	}
+	const ahead = 1 << 20
+	ks := keySpace{NextInsert: start.NextInsert, ReservedTo: start.NextInsert + ahead}
+	for _, v := range start.Sequences {
+		ks.Sequences = append(ks.Sequences, v+ahead)
+	}
+	return ex.addKeySpace(id, ks)
+}
+
 func (ex *executor) addKeySpace(id int64, ks keySpace) error {
 	detail, _ := json.Marshal(ks)
 	if err := ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventKeySpace, Detail: string(detail)}); err != nil {
@@ -275,8 +291,12 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if err == nil {
 		gen.ContinueInserts(ex.next.NextInsert)
 		gen.ContinueSequences(ex.next.Sequences)
+		gen.ContinueHoles(ex.holes)
 		var live load.Totals
 		lastKeys := keySpace{NextInsert: gen.NextInsert(), Sequences: gen.Sequences()}
+		if err = ex.reserveAhead(id, lastKeys); err != nil {
+			gen = nil
+		}
 		sink := func(t load.Tick) error {
 			ivs := make([]store.Interval, 0, len(t.Stats))
 			for _, o := range t.Stats {
@@ -309,7 +329,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			ex.update(p, t.Phase.String(), t, live)
 			return nil
 		}
-		res, err = load.Run(ctx, cfg, ex.tgt, gen, sink)
+		if err == nil {
+			res, err = load.Run(ctx, cfg, ex.tgt, gen, sink)
+		}
 		stopMonitor()
 	}
 
@@ -335,6 +357,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	}
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
+	}
+	if gen != nil {
+		ex.holes = gen.Holes()
 	}
 	if gen != nil && ex.insertsKeys() {
 		ex.next = keySpace{NextInsert: gen.NextInsert(), Sequences: gen.Sequences()}

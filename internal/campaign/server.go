@@ -31,7 +31,9 @@ func newServerClock(tgt target.Target) *serverClock {
 func (c *serverClock) start(ctx context.Context) error {
 	c.failed = false
 	c.last = nil
-	ts, err := c.timer.ServerTimes(ctx)
+	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	ts, err := c.timer.ServerTimes(qctx)
 	if err != nil {
 		c.failed = true
 		return err
@@ -47,7 +49,9 @@ func (c *serverClock) interval(ctx context.Context, runID int64, t load.Tick) ([
 	if c.failed {
 		return nil, nil
 	}
-	qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	// The last interval of an interrupted run still deserves its server
+	// times: read them even when ctx is already cancelled.
+	qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	ts, err := c.timer.ServerTimes(qctx)
 	if err != nil {

@@ -34,6 +34,8 @@ func (c *checker) statements(w *Workload) {
 			c.fail(p+".name", "%q is used twice; statement names must be unique", s.Name)
 		case !nameRE.MatchString(s.Name):
 			c.fail(p+".name", "use letters, digits, '_', '-' and '.' only, got %q", truncate(s.Name, 40))
+		case s.Name == "all":
+			c.fail(p+".name", "\"all\" names every operation together in reports; pick another name")
 		default:
 			if _, ok := workload.ParseOpType(s.Name); ok {
 				c.fail(p+".name", "%q is a YCSB operation name; pick another so reports can tell them apart", s.Name)

@@ -100,3 +100,31 @@ func (a *acknowledged) ack(k uint64) {
 	}
 	a.limit.Store(limit)
 }
+
+// holeList returns the recorded holes.
+func (a *acknowledged) holeList() []uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]uint64, 0, len(a.holes))
+	for k := range a.holes {
+		out = append(out, k)
+	}
+	return out
+}
+
+// addHoles records holes known from an earlier run (their inserts are long
+// finished, so only the hole set changes).
+func (a *acknowledged) addHoles(ks []uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.holes == nil {
+		a.holes = map[uint64]struct{}{}
+	}
+	for _, k := range ks {
+		if len(a.holes) >= maxHoles {
+			break
+		}
+		a.holes[k] = struct{}{}
+	}
+	a.nholes.Store(int64(len(a.holes)))
+}

@@ -245,6 +245,14 @@ func (g *Generator) Acknowledge(k uint64) { g.shared.acked.ack(k) }
 // reading k, which would fail with not_found through no fault of the target.
 func (g *Generator) AcknowledgeMissing(k uint64) { g.shared.acked.hole(k) }
 
+// Holes returns the inserts acknowledged as missing so far, for the next
+// run on the same data (see ContinueHoles).
+func (g *Generator) Holes() []uint64 { return g.shared.acked.holeList() }
+
+// ContinueHoles makes "latest" skip records whose inserts stored nothing in
+// an earlier run on the same data. Call it after ContinueInserts.
+func (g *Generator) ContinueHoles(ks []uint64) { g.shared.acked.addHoles(ks) }
+
 // NextInsert returns the key number the next run-phase insert will take
 // (RecordCount plus the inserts issued so far by g and its forks).
 func (g *Generator) NextInsert() uint64 { return g.shared.nextInsert.Load() }

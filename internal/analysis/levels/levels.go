@@ -287,6 +287,15 @@ func buildLevel(li int, value float64, runs []perRun, slo *SLO) Level {
 			}
 		}
 		server := func(r perRun) float64 {
+			if op == "all" {
+				// The client's "all" covers every op; the server's must
+				// too, or the difference mixes different requests.
+				for o := range r.hists {
+					if _, ok := r.serverMean[o]; !ok && o != "all" {
+						return math.NaN()
+					}
+				}
+			}
 			if v, ok := r.serverMean[op]; ok {
 				return v
 			}

@@ -156,10 +156,10 @@ type executor struct {
 	// next is where the next run's inserts start (key number and statement
 	// sequences): records inserted by earlier runs stay in the target, so
 	// later runs must continue after them.
-	next    keySpace
+	next keySpace
 	// holes are the key numbers of earlier runs' inserts that stored
 	// nothing (dropped or failed), so "latest" in later runs skips them.
-	holes []uint64
+	holes   []uint64
 	sampler *procfs.Sampler // nil when monitoring is off
 	clock   *serverClock    // nil when the target reports no server times
 	rs      resetState

@@ -346,18 +346,26 @@ func (i *Instance) Stop(ctx context.Context) error {
 		sig = s.StopSignal()
 	}
 	_ = cmd.Process.Signal(sig)
+	var err error
 	select {
 	case <-ex:
-	case <-time.After(30 * time.Second):
+	case <-time.After(stopTimeout):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-ex
+		err = fmt.Errorf("the %s server did not shut down within %v and was killed; data it had not written yet (a Redis save, a PostgreSQL checkpoint) is lost, and the next start may recover or come back empty", i.Kind, stopTimeout)
 	case <-ctx.Done():
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-ex
+		err = fmt.Errorf("the %s server was killed before it finished shutting down: %w", i.Kind, ctx.Err())
 	}
 	i.reap()
-	return nil
+	return err
 }
+
+// stopTimeout bounds a clean shutdown: long enough for a server to write a
+// few GB (Redis saves its data set on the way down, PostgreSQL takes a
+// checkpoint), short enough that a hung server cannot stall a campaign.
+const stopTimeout = 3 * time.Minute
 
 // Restart stops the server and starts it again on the same port and data.
 func (i *Instance) Restart(ctx context.Context) error {

@@ -231,6 +231,8 @@ func (postgresRecipe) Ready(ctx context.Context, inst *Instance) error {
 		// The statement carries the password: keep it out of the server
 		// log whatever logging the spec's settings turned on.
 		for _, q := range []string{"SET log_statement = 'none'", "SET log_min_duration_statement = -1", "SET log_min_error_statement = 'panic'",
+			// pg_stat_statements would otherwise keep the statement's text.
+			"SET pg_stat_statements.track_utility = off",
 			fmt.Sprintf("CREATE ROLE %s LOGIN CREATEDB PASSWORD '%s'", pgx.Identifier{inst.User}.Sanitize(), strings.ReplaceAll(inst.Password, "'", "''"))} {
 			if _, err := admin.Exec(cctx, q); err != nil {
 				return fmt.Errorf("creating the workload role %s: %w", inst.User, err)

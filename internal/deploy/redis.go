@@ -160,7 +160,13 @@ func RedisCommand(ctx context.Context, inst *Instance, args ...string) (string, 
 		return "", err
 	}
 	defer conn.Close()
-	deadline := time.Now().Add(10 * time.Second)
+	// Commands answer at once, except SAVE, which writes the whole data
+	// set before it replies (minutes for a few GB).
+	wait := 10 * time.Second
+	if len(args) > 0 && strings.EqualFold(args[0], "SAVE") {
+		wait = 30 * time.Minute
+	}
+	deadline := time.Now().Add(wait)
 	if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
 		deadline = dl
 	}

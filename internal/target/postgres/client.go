@@ -73,6 +73,15 @@ func (c *client) Do(ctx context.Context, op *workload.Op) error {
 	c.mu.Lock()
 	c.busy = pc
 	c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		// Cancelled between Acquire and busy being set: abort saw no
+		// request in flight, so do not start one that nothing would stop.
+		c.mu.Lock()
+		c.busy, c.aborted = nil, false
+		c.mu.Unlock()
+		conn.Release()
+		return err
+	}
 	err = c.do(context.Background(), qs, pc, op)
 	c.mu.Lock()
 	aborted := c.aborted
@@ -97,20 +106,25 @@ func (c *client) watch(ctx context.Context) {
 	if c.stopWatch != nil {
 		c.stopWatch()
 	}
-	c.watched, c.stopWatch = ctx, nil
+	c.mu.Lock()
+	c.watched = ctx
+	c.mu.Unlock()
+	c.stopWatch = nil
 	if ctx.Done() != nil {
-		c.stopWatch = context.AfterFunc(ctx, c.abort)
+		c.stopWatch = context.AfterFunc(ctx, func() { c.abort(ctx) })
 	}
 }
 
 // abort ends the request in flight when its context is done: the wait for
 // the server's answer ends at once, and the server is asked to cancel the
-// statement, which would otherwise run to its end.
-func (c *client) abort() {
+// statement, which would otherwise run to its end. A late callback of an
+// earlier context (it runs on its own goroutine) must not abort the next
+// request, which runs under a new context.
+func (c *client) abort(ctx context.Context) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	pc := c.busy
-	if pc == nil || c.aborted {
+	if pc == nil || c.aborted || c.watched != ctx {
 		return
 	}
 	c.aborted = true

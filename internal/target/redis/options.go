@@ -37,11 +37,13 @@ type Options struct {
 	PoolSize int `yaml:"pool_size"`
 	// DialTimeout bounds opening one connection (default 5s).
 	DialTimeout spec.Duration `yaml:"dial_timeout"`
-	// ReadTimeout bounds waiting for one reply (default 5s; 0 = no limit
-	// but the load section's timeout).
+	// ReadTimeout bounds waiting for one reply (default 5s). It must be set:
+	// go-redis does not stop a request when its context is cancelled, so
+	// this, not the load section's timeout, is what ends a request to a
+	// server that stopped answering.
 	ReadTimeout spec.Duration `yaml:"read_timeout"`
-	// WriteTimeout bounds sending one command (default 5s; 0 = no limit
-	// but the load section's timeout).
+	// WriteTimeout bounds sending one command (default 5s; must be set, as
+	// ReadTimeout).
 	WriteTimeout spec.Duration `yaml:"write_timeout"`
 	// TLS connects with TLS.
 	TLS TLSOptions `yaml:"tls"`
@@ -142,8 +144,8 @@ func validate(o any) error {
 		name string
 		d    time.Duration
 	}{{"read_timeout", opts.ReadTimeout.Duration}, {"write_timeout", opts.WriteTimeout.Duration}} {
-		if f.d < 0 || f.d > 0 && f.d < time.Millisecond {
-			return fmt.Errorf("%s: must be 0 (no limit) or at least 1ms, got %v", f.name, f.d)
+		if f.d < time.Millisecond {
+			return fmt.Errorf("%s: must be at least 1ms, got %v; the Redis client cannot abandon a request any other way, so set it to at most load.timeout (e.g. 5s)", f.name, f.d)
 		}
 	}
 	t := opts.TLS

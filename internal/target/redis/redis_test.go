@@ -731,7 +731,7 @@ func TestValidate(t *testing.T) {
 		{func(o *Options) { o.PasswordEnv = "MY-PW" }, `password_env: "MY-PW" is not an environment variable name`},
 		{func(o *Options) { o.DB = -1 }, "db: must be 0 or more"},
 		{func(o *Options) { o.DialTimeout.Duration = 0 }, "dial_timeout: must be above 0"},
-		{func(o *Options) { o.ReadTimeout.Duration = -time.Second }, "read_timeout: must be 0 (no limit) or at least 1ms"},
+		{func(o *Options) { o.ReadTimeout.Duration = -time.Second }, "read_timeout: must be at least 1ms"},
 		{func(o *Options) { o.TLS.CAFile = "ca.pem" }, "tls.enabled: tls options are set but TLS is off"},
 		{func(o *Options) { o.TLS = TLSOptions{Enabled: true, InsecureSkipVerify: true, ServerName: "x"} }, "tls.insecure_skip_verify:"},
 	} {

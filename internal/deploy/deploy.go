@@ -132,12 +132,23 @@ func (i *Instance) RunAs(ctx context.Context, path string, args ...string) ([]by
 	if i.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: i.cred}
 	}
-	cmd.Env = append(os.Environ(), "HOME="+i.Dir, "LC_ALL=C")
+	cmd.Env = i.env()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return out, fmt.Errorf("%s %v: %w: %s", filepath.Base(path), args, err, lastLines(out, 5))
 	}
 	return out, nil
+}
+
+// env is the whole environment of the server and its helper programs:
+// not Headroom's own, which may hold other targets' passwords (password_env)
+// that the service user could read in /proc/PID/environ.
+func (i *Instance) env() []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+	}
+	return []string{"PATH=" + path, "HOME=" + i.Dir, "LC_ALL=C", "TZ=UTC"}
 }
 
 // Start creates a new instance of the recipe's server in dir (which must not
@@ -261,7 +272,7 @@ func (i *Instance) start(ctx context.Context) error {
 	cmd := exec.Command(path, args...)
 	cmd.Dir = i.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.Env = append(os.Environ(), "HOME="+i.Dir, "LC_ALL=C")
+	cmd.Env = i.env()
 	// Own process group, so a Ctrl-C at the terminal reaches Headroom, which
 	// stops the server in order, and not the server directly.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
@@ -378,6 +389,13 @@ func (i *Instance) Restart(ctx context.Context) error {
 // Remove stops the server and deletes its data directory unless the spec
 // asked to keep it; the server log stays for the record.
 func (i *Instance) Remove(ctx context.Context) error {
+	if d, ok := i.recipe.(interface {
+		ShutdownDiscarding(context.Context, *Instance)
+	}); ok && !i.keep && i.Running() {
+		// The data is about to be deleted: do not let the server spend
+		// minutes writing it out on the way down.
+		d.ShutdownDiscarding(ctx, i)
+	}
 	err := i.Stop(ctx)
 	if i.keep {
 		return err

@@ -37,6 +37,14 @@ type redisRecipe struct{}
 func (redisRecipe) Kind() string { return "redis" }
 func (redisRecipe) User() string { return "redis" }
 
+// ShutdownDiscarding stops the server without the save it makes on SIGTERM
+// (shutdown-on-sigterm save), for an instance whose data is being removed.
+// The server closes the connection instead of answering, so the error of
+// the command says nothing; Stop then waits for the exit.
+func (redisRecipe) ShutdownDiscarding(ctx context.Context, inst *Instance) {
+	_, _ = RedisCommand(ctx, inst, "SHUTDOWN", "NOSAVE")
+}
+
 func (redisRecipe) Binaries() []Binary {
 	return []Binary{{Name: "redis-server", Package: "redis-server"}}
 }

@@ -47,13 +47,13 @@ check:
 # packages' tests.
 unit: build
 	HEADROOM_REQUIRE_SERVERS=$${HEADROOM_REQUIRE_SERVERS:-$$(dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1 && echo 1 || echo 0)} \
-	HEADROOM_FIO_TEST=$${HEADROOM_FIO_TEST:-$$(command -v fio >/dev/null && echo 1)} \
 	  $(GO) test -p 1 -count=1 -timeout 15m ./...
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
 
 # The disk target against fio on the same file and settings (needs fio;
-# about 20 s). make test runs it too whenever fio is installed; this target
-# runs only it, verbosely, to see the numbers.
+# about 20 s). Not part of make test: this VM's disk speed swings by 30%
+# from one 0.4 s round to the next, and a median of 8 rounds still fell
+# outside 10% now and then, which would turn CI red for no code change.
 test-fio:
 	HEADROOM_FIO_TEST=1 $(GO) test -count=1 -run TestAgreesWithFio -v ./internal/target/disk/
 

@@ -195,12 +195,7 @@ var mariadbReserved = map[string]string{
 // server accepts a value is only known when it starts; a rejected one
 // makes Start fail with the log's reason.
 func CheckMariaDBSettings(settings map[string]string) error {
-	names := make([]string, 0, len(settings))
-	for k := range settings {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range sortedKeys(settings) {
 		if !isMariaDBOption(k) {
 			return fmt.Errorf("managed.settings: %q is not a MariaDB option name; use names such as innodb_buffer_pool_size (lower-case letters, digits, _ and -)", truncateName(k))
 		}

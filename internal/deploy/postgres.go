@@ -159,12 +159,7 @@ var postgresReserved = map[string]string{
 // values single lines. Whether PostgreSQL accepts a value is only known
 // when it starts; a rejected one makes Start fail with the log's reason.
 func CheckPostgresSettings(settings map[string]string) error {
-	names := make([]string, 0, len(settings))
-	for k := range settings {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
+	for _, k := range sortedKeys(settings) {
 		field := "managed.settings." + k
 		if !isSettingName(k) {
 			return fmt.Errorf("managed.settings: %q is not a PostgreSQL setting name; use names such as shared_buffers or pg_stat_statements.max (letters, digits, _ and one dot)", truncateName(k))

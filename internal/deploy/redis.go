@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -75,7 +74,7 @@ var redisDefaults = [][2]string{
 // value with a line break, or a setting Headroom controls. Targets call it
 // from their Validate, so the spec is rejected before anything starts.
 func CheckRedisSettings(settings map[string]string) error {
-	for _, k := range redisSortedKeys(settings) {
+	for _, k := range sortedKeys(settings) {
 		v := settings[k]
 		if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r <= ' ' || r == '"' || r == '\'' || r == 0x7f }) {
 			return fmt.Errorf("managed.settings: %q is not a Redis config directive name; use one word such as maxmemory", k)
@@ -88,15 +87,6 @@ func CheckRedisSettings(settings map[string]string) error {
 		}
 	}
 	return nil
-}
-
-func redisSortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // redisConfPath is the instance's configuration file.
@@ -128,7 +118,7 @@ func (redisRecipe) Init(_ context.Context, inst *Instance) error {
 	if len(inst.Settings) > 0 {
 		b.WriteString("# managed.settings\n")
 	}
-	for _, k := range redisSortedKeys(inst.Settings) {
+	for _, k := range sortedKeys(inst.Settings) {
 		v := inst.Settings[k]
 		if v == "" {
 			v = `""`

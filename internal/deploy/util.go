@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 )
 
@@ -52,4 +53,15 @@ func InstanceDir(resultsDir, kind string) string {
 func emptyOrMissing(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	return err != nil && os.IsNotExist(err) || err == nil && len(entries) == 0
+}
+
+// sortedKeys lists a settings map's names in order, so that checks report
+// the same first problem every time.
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -112,6 +112,6 @@ finishes the campaign later without repeating completed runs.`,
 	}
 	cmd.Flags().StringVar(&resume, "resume", "", "continue the campaign in this results directory")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress display")
-	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results (overrides the spec's output)")
+	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	return cmd
 }

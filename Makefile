@@ -8,8 +8,9 @@ BIN     := bin/headroom
 STATICCHECK_VERSION ?= v0.8.2
 
 # Debian packages of the servers the integration tests run as private
-# instances (internal/deploy), and fio for the disk target's comparison.
-SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio
+# instances (internal/deploy), fio for the disk target's comparison, and
+# iproute2 and iptables for the lab (namespaces, shaped links, partitions).
+SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables
 
 .PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-pgbench test-fio clean
 
@@ -47,6 +48,7 @@ check:
 # packages' tests.
 unit: build
 	HEADROOM_REQUIRE_SERVERS=$${HEADROOM_REQUIRE_SERVERS:-$$(dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1 && echo 1 || echo 0)} \
+	HEADROOM_REQUIRE_LAB=$${HEADROOM_REQUIRE_LAB:-$$([ "$$(id -u)" = 0 ] && echo 1 || echo 0)} \
 	  $(GO) test -p 1 -count=1 -timeout 15m ./...
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/hostinfo"
+	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/monitor/procfs"
 	"github.com/headroom-dev/headroom/internal/progress"
@@ -161,11 +162,14 @@ type executor struct {
 	// nothing (dropped or failed), so "latest" in later runs skips them.
 	holes   []uint64
 	sampler *procfs.Sampler // nil when monitoring is off
+	labMon  *lab.Monitor    // the lab hosts' sampler; nil without a lab or monitoring
 	clock   *serverClock    // nil when the target reports no server times
 	rs      resetState
+	lab     *lab.Lab // nil when the spec has no lab
+	killed  bool     // a kill event stopped the target's server in this run
 }
 
-func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (Outcome, error) {
+func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (_ Outcome, err error) {
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
 	if opt.Configure != nil {
 		opt.Configure(s)
@@ -182,7 +186,22 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if !ok {
 		return out, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
 	}
-	tgt, err := f.Open(s.Target.Options, registry.Env{Dir: dir})
+	env := registry.Env{Dir: dir}
+	var lb *lab.Lab
+	if s.Lab != nil {
+		if lb, err = upLab(s, specDir, st, progressOf(opt)); err != nil {
+			return out, fmt.Errorf("lab: %w", err)
+		}
+		// Registered first, so it runs last: after the target (and the
+		// servers it runs on lab hosts) has closed.
+		defer func() {
+			if cerr := lb.Close(s.Lab.Keep); cerr != nil && err == nil {
+				err = fmt.Errorf("lab: %w", cerr)
+			}
+		}()
+		env.Lab = placer(lb)
+	}
+	tgt, err := f.Open(s.Target.Options, env)
 	if err != nil {
 		return out, err
 	}
@@ -195,10 +214,7 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if err != nil {
 		return out, err
 	}
-	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: opt.Progress, levels: s.Levels(), clock: newServerClock(tgt)}
-	if ex.prog == nil {
-		ex.prog = progress.Quiet()
-	}
+	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), lab: lb}
 	defer ex.prog.Finish()
 	out.Runs = len(ex.plan)
 	interval := s.Interval.Duration
@@ -218,6 +234,12 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 			ex.sampler.Close() // the current one: a restart replaces it
 		}
 	}()
+	if lb != nil && ex.sampler != nil {
+		if ex.labMon, err = lb.NewMonitor(); err != nil {
+			return out, fmt.Errorf("monitoring the lab: %w", err)
+		}
+		defer ex.labMon.Close()
+	}
 	populated, err := ex.populated()
 	if err != nil {
 		return out, err
@@ -295,6 +317,13 @@ type storeError struct{ err error }
 
 func (e *storeError) Error() string { return e.err.Error() }
 func (e *storeError) Unwrap() error { return e.err }
+
+func progressOf(opt Options) progress.Reporter {
+	if opt.Progress == nil {
+		return progress.Quiet()
+	}
+	return opt.Progress
+}
 
 func sleepCtx(ctx context.Context, d time.Duration) {
 	t := time.NewTimer(d)

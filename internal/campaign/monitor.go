@@ -72,7 +72,11 @@ func (ex *executor) startMonitor(id int64, origin time.Time) func() {
 	if ex.sampler == nil {
 		return func() {}
 	}
-	r := monitor.NewRunner(ex.sampler, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
+	var src monitor.Source = ex.sampler
+	if ex.labMon != nil {
+		src = sources{ex.sampler, ex.labMon}
+	}
+	r := monitor.NewRunner(src, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
 		return ex.st.AddSamples(id, ss)
 	})
 	r.Start(origin)

@@ -272,6 +272,11 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		}
 	}
 	dead := deadWatch{after: s.Load.DeadAfter.Duration}
+	if len(s.Events) > 0 {
+		// A designed outage (kill, stop, link down, partition) is what the
+		// run is about, not a reason to end it.
+		dead.after = 0
+	}
 	ex.update(p, "warmup", load.Tick{}, load.Totals{})
 	cfg := load.Config{
 		Model: s.Load.Model, Arrival: s.Load.Arrival, ThinkTime: s.Load.ThinkTime.Duration,
@@ -284,8 +289,12 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	} else {
 		cfg.Clients = int(p.Level)
 	}
-	stopMonitor := func() {}
-	cfg.Started = func(t0 time.Time) { stopMonitor = ex.startMonitor(id, t0) }
+	stopMonitor, stopEvents := func() {}, func() {}
+	cfg.Started = func(t0 time.Time) {
+		stopMonitor = ex.startMonitor(id, t0)
+		warm := (cfg.Warmup + cfg.Interval - 1) / cfg.Interval * cfg.Interval
+		stopEvents = ex.startEvents(ctx, id, t0.Add(warm))
+	}
 	var res load.Result
 	gen, err := workload.New(ex.wcfg, cfg.Seed)
 	if err == nil {
@@ -332,7 +341,11 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		if err == nil {
 			res, err = load.Run(ctx, cfg, ex.tgt, gen, sink)
 		}
+		stopEvents()
 		stopMonitor()
+		if uerr := ex.undoEvents(ctx, id); uerr != nil && err == nil {
+			err = fmt.Errorf("putting the lab back after the run's events: %w", uerr)
+		}
 	}
 
 	status, msg := store.StatusCompleted, ""

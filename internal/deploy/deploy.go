@@ -34,9 +34,30 @@ type Managed struct {
 	// Keep leaves the instance's data directory in place when the campaign
 	// ends (default false: it is removed, its log is kept).
 	Keep bool `yaml:"keep"`
+	// Host is a lab host to run the server on (see the spec's lab:
+	// section); "" = this machine.
+	Host string `yaml:"host"`
 	// StartTimeout bounds how long a start or restart may take
 	// (default 60s).
 	StartTimeout time.Duration `yaml:"-"`
+	// Placement is filled from Host by whoever knows the lab (the target's
+	// registry.Env); nil runs the server on this machine.
+	Placement *Placement `yaml:"-"`
+}
+
+// Placement runs a managed server on an emulated lab host instead of on
+// this machine's loopback.
+type Placement struct {
+	Host          string // lab host name, for messages
+	Address       string // the host's address: the server listens on it, clients dial it
+	ClientAddress string // the address Headroom's connections come from (grants, pg_hba)
+	// DataDir is a directory on the host's volume for the server's data
+	// ("" = the instance directory). The instance directory, with its
+	// configuration and log, stays in the results directory.
+	DataDir string
+	// Wrap rewrites cmd so that it runs on the host as uid:gid (it joins
+	// the host's cgroups and network namespace, then drops privileges).
+	Wrap func(cmd *exec.Cmd, uid, gid int) error
 }
 
 // Binary is a program a recipe needs.
@@ -73,7 +94,7 @@ type Recipe interface {
 type Instance struct {
 	Kind     string
 	Dir      string // instance root: data, config, socket and log live here
-	Host     string // 127.0.0.1
+	Host     string // 127.0.0.1, or the lab host's address
 	Port     int
 	User     string // database user the workload connects as
 	Password string // generated; never logged or stored in results
@@ -87,6 +108,8 @@ type Instance struct {
 	gid     int
 	keep    bool
 	timeout time.Duration
+	place   *Placement
+	dataDir string // "" = Dir/data
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -104,8 +127,26 @@ func (i *Instance) Bin(name string) string { return i.bins[name] }
 // Addr is host:port.
 func (i *Instance) Addr() string { return net.JoinHostPort(i.Host, strconv.Itoa(i.Port)) }
 
-// DataDir is Dir/data, where recipes keep the server's files.
-func (i *Instance) DataDir() string { return filepath.Join(i.Dir, "data") }
+// DataDir is where recipes keep the server's files: Dir/data, or a
+// directory on the lab host's volume.
+func (i *Instance) DataDir() string {
+	if i.dataDir != "" {
+		return i.dataDir
+	}
+	return filepath.Join(i.Dir, "data")
+}
+
+// ClientAddress is the address the workload's connections come from,
+// which the server must let in.
+func (i *Instance) ClientAddress() string {
+	if i.place != nil && i.place.ClientAddress != "" {
+		return i.place.ClientAddress
+	}
+	return "127.0.0.1"
+}
+
+// Placement is where the server runs; nil = this machine.
+func (i *Instance) Placement() *Placement { return i.place }
 
 // LogPath is the server's log file (its stdout and stderr).
 func (i *Instance) LogPath() string { return filepath.Join(i.Dir, "server.log") }
@@ -167,16 +208,33 @@ func Start(ctx context.Context, r Recipe, dir string, m Managed) (*Instance, err
 	inst := &Instance{
 		Kind: r.Kind(), Dir: dir, Host: "127.0.0.1", Port: port, Settings: m.Settings,
 		Password: randomPassword(), recipe: r, bins: bins, keep: m.Keep, timeout: m.StartTimeout,
-		uid: os.Getuid(), gid: os.Getgid(),
+		uid: os.Getuid(), gid: os.Getgid(), place: m.Placement,
 	}
 	if inst.timeout <= 0 {
 		inst.timeout = 60 * time.Second
+	}
+	if p := m.Placement; p != nil {
+		inst.Host = p.Address
+		if p.DataDir != "" {
+			inst.dataDir = filepath.Join(p.DataDir, r.Kind()+"-"+strconv.Itoa(port))
+		}
 	}
 	if err := inst.prepareDir(); err != nil {
 		return nil, err
 	}
 	if os.Geteuid() == 0 {
 		if err := inst.dropPrivileges(r.User()); err != nil {
+			return nil, err
+		}
+	}
+	if inst.dataDir != "" {
+		// initdb and mariadb-install-db create the data directory
+		// themselves but need its parent writable; the parent (the
+		// volume) is the lab's and stays.
+		if err := os.MkdirAll(inst.dataDir, 0o750); err != nil {
+			return nil, fmt.Errorf("cannot create the data directory %s on the lab volume: %w", inst.dataDir, err)
+		}
+		if err := os.Chown(inst.dataDir, inst.uid, inst.gid); err != nil {
 			return nil, err
 		}
 	}
@@ -246,12 +304,22 @@ func (i *Instance) chownAll() error {
 	if i.cred == nil {
 		return nil
 	}
-	return filepath.Walk(i.Dir, func(p string, _ os.FileInfo, err error) error {
+	dirs := []string{i.Dir}
+	if i.dataDir != "" {
+		dirs = append(dirs, i.dataDir)
+	}
+	for _, d := range dirs {
+		err := filepath.Walk(d, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, i.uid, i.gid)
+		})
 		if err != nil {
 			return err
 		}
-		return os.Lchown(p, i.uid, i.gid)
-	})
+	}
+	return nil
 }
 
 func (i *Instance) start(ctx context.Context) error {
@@ -278,6 +346,17 @@ func (i *Instance) start(ctx context.Context) error {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	if i.cred != nil {
 		cmd.SysProcAttr.Credential = i.cred
+	}
+	if i.place != nil && i.place.Wrap != nil {
+		// The wrapper needs root to join the host; it drops to the
+		// service user itself. (The parent-death signal does not survive
+		// that change of user: a lab host's processes are removed with
+		// the lab instead.)
+		if err := i.place.Wrap(cmd, i.uid, i.gid); err != nil {
+			logf.Close()
+			i.mu.Unlock()
+			return fmt.Errorf("placing the %s server on lab host %s: %w", i.Kind, i.place.Host, err)
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
@@ -412,7 +491,30 @@ func (i *Instance) Remove(ctx context.Context) error {
 			err = errors.Join(err, rerr)
 		}
 	}
+	if i.dataDir != "" {
+		if rerr := os.RemoveAll(i.dataDir); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
 	return err
+}
+
+// emptyDir removes what is in dir but not dir itself (whose parent the
+// service user may not be able to write).
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resolve finds every binary the recipe needs.

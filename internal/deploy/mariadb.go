@@ -77,7 +77,7 @@ func (mariadbRecipe) Init(ctx context.Context, inst *Instance) error {
 	// a loaded machine; it is not about the settings, and a second
 	// bootstrap on an empty data directory succeeds.
 	for try := 0; try < 2 && err != nil && strings.Contains(string(out), "Unknown table 'mysql.tmp_"); try++ {
-		if rerr := os.RemoveAll(inst.DataDir()); rerr != nil {
+		if rerr := emptyDir(inst.DataDir()); rerr != nil {
 			return rerr
 		}
 		out, err = inst.RunAs(ctx, inst.Bin("mariadb-install-db"), args...)
@@ -118,7 +118,7 @@ func mariadbConf(inst *Instance) string {
 	b.WriteString("# Written by Headroom for a managed instance: its settings, then the spec's managed.settings.\n[mysqld]\n")
 	fmt.Fprintf(&b, "datadir=%s\n", inst.DataDir())
 	fmt.Fprintf(&b, "port=%d\n", inst.Port)
-	b.WriteString("bind-address=127.0.0.1\n")
+	fmt.Fprintf(&b, "bind-address=%s\n", inst.Host)
 	fmt.Fprintf(&b, "socket=%s\n", MariaDBSocket(inst))
 	fmt.Fprintf(&b, "pid-file=%s\n", filepath.Join(inst.Dir, "mariadbd.pid"))
 	// No log-error: the error log goes to stderr, which is server.log.
@@ -144,16 +144,17 @@ func mariadbConf(inst *Instance) string {
 func mariadbBootstrap(inst *Instance) string {
 	pw := sqlString(inst.Password)
 	u := sqlString(inst.User)
+	from := sqlString(inst.ClientAddress())
 	return strings.Join([]string{
 		"FLUSH PRIVILEGES",
 		"DROP USER IF EXISTS 'root'@'127.0.0.1', 'root'@'::1'",
 		"EXECUTE IMMEDIATE CONCAT('DROP USER IF EXISTS ''root''@''', @@hostname, '''')",
 		"ALTER USER 'root'@'localhost' IDENTIFIED BY " + pw,
 		"CREATE DATABASE IF NOT EXISTS `" + inst.Database + "` CHARACTER SET utf8mb4",
-		"CREATE USER " + u + "@'127.0.0.1' IDENTIFIED BY " + pw,
-		"GRANT ALL PRIVILEGES ON `" + inst.Database + "`.* TO " + u + "@'127.0.0.1'",
+		"CREATE USER " + u + "@" + from + " IDENTIFIED BY " + pw,
+		"GRANT ALL PRIVILEGES ON `" + inst.Database + "`.* TO " + u + "@" + from,
 		// performance_schema holds the server-side statement times.
-		"GRANT SELECT ON performance_schema.* TO " + u + "@'127.0.0.1'",
+		"GRANT SELECT ON performance_schema.* TO " + u + "@" + from,
 		"",
 	}, ";\n")
 }
@@ -180,7 +181,7 @@ var mariadbReserved = map[string]string{
 	"datadir":           "the data directory is inside the results directory",
 	"basedir":           "Headroom uses the installed server",
 	"port":              "use managed.port",
-	"bind_address":      "a managed instance listens on 127.0.0.1 only",
+	"bind_address":      "a managed instance listens on 127.0.0.1 (or its lab host's address) only",
 	"skip_networking":   "clients connect over TCP",
 	"socket":            "Headroom puts the socket in the instance directory",
 	"pid_file":          "Headroom keeps it in the instance directory",

@@ -81,6 +81,19 @@ func (postgresRecipe) Init(ctx context.Context, inst *Instance) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil || inst.ClientAddress() == "127.0.0.1" {
+		return err
+	}
+	// On a lab host, Headroom connects from the lab's gateway address,
+	// which initdb's pg_hba.conf (loopback only) does not let in.
+	hba, err := os.OpenFile(filepath.Join(inst.DataDir(), "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(hba, "\n# Added by Headroom: the lab's gateway, where the workload connects from.\nhost all all %s/32 scram-sha-256\n", inst.ClientAddress())
+	if cerr := hba.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
@@ -89,7 +102,7 @@ func (postgresRecipe) Init(ctx context.Context, inst *Instance) error {
 // settings in name order (later lines win, so these override initdb's).
 func postgresConf(inst *Instance) string {
 	var b strings.Builder
-	b.WriteString("listen_addresses = '127.0.0.1'\n")
+	fmt.Fprintf(&b, "listen_addresses = '%s'\n", inst.Host)
 	fmt.Fprintf(&b, "port = %d\n", inst.Port)
 	// A socket path longer than sun_path makes postgres refuse to start;
 	// clients of a managed instance use TCP anyway.
@@ -142,7 +155,7 @@ func quoteConf(v string) string {
 // postgresReserved are settings Headroom sets itself for a managed cluster.
 var postgresReserved = map[string]string{
 	"port":                    "use managed.port",
-	"listen_addresses":        "a managed instance listens on 127.0.0.1 only",
+	"listen_addresses":        "a managed instance listens on 127.0.0.1 (or its lab host's address) only",
 	"unix_socket_directories": "Headroom puts the socket in the instance directory",
 	"data_directory":          "the data directory is inside the results directory",
 	"config_file":             "Headroom writes the configuration",

@@ -51,7 +51,7 @@ func (redisRecipe) Binaries() []Binary {
 // redisReserved are the config directives Headroom sets itself: the
 // instance cannot run as a managed one if they change.
 var redisReserved = map[string]string{
-	"bind":        "the instance listens on 127.0.0.1 only",
+	"bind":        "the instance listens on 127.0.0.1 (or its lab host's address) only",
 	"port":        "set managed.port instead",
 	"dir":         "the data directory is inside the campaign's results directory",
 	"dbfilename":  "snapshots expect dump.rdb",
@@ -103,7 +103,7 @@ func (redisRecipe) Init(_ context.Context, inst *Instance) error {
 	}
 	var b strings.Builder
 	b.WriteString("# Written by Headroom for a managed instance (internal/deploy/redis.go).\n")
-	fmt.Fprintf(&b, "bind 127.0.0.1\nport %d\ndaemonize no\nlogfile \"\"\n", inst.Port)
+	fmt.Fprintf(&b, "bind %s\nport %d\ndaemonize no\nlogfile \"\"\n", inst.Host, inst.Port)
 	fmt.Fprintf(&b, "dir %q\ndbfilename dump.rdb\n", inst.DataDir())
 	fmt.Fprintf(&b, "requirepass %s\n", inst.Password)
 	set := map[string]bool{}

@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+var burnSink uint64
+
 func helperMain(kind string, args []string) int {
 	switch kind {
 	case "disk": // args: ... path seconds
@@ -56,6 +58,7 @@ func helperMain(kind string, args []string) int {
 		}
 	case "burn":
 		for {
+			burnSink++
 		}
 	case "up-and-die":
 		hosts := []HostConfig{{Name: "x1", Type: "small", VCPUs: 0.5, MemoryBytes: 64 << 20, NetworkMbit: 10}}

@@ -31,6 +31,9 @@ type Reporter interface {
 	Update(State)
 	// RunDone reports a finished run with a one-line verdict.
 	RunDone(State, string)
+	// Note prints one line of news (a lab step, a fault applied) without
+	// disturbing the bar.
+	Note(string)
 	// Finish clears the bar.
 	Finish()
 }
@@ -51,6 +54,7 @@ type quiet struct{}
 func (quiet) Update(State)          {}
 func (quiet) RunDone(State, string) {}
 func (quiet) Finish()               {}
+func (quiet) Note(string)           {}
 
 func describe(s State) string {
 	d := fmt.Sprintf("run %d/%d · level %d/%d (%s) · rep %d/%d · %s", s.Run, s.Runs, s.LevelIndex, s.Levels, s.Level, s.Repetition, s.Reps, s.Phase)
@@ -101,6 +105,11 @@ func (b *bar) RunDone(s State, verdict string) {
 
 func (b *bar) Finish() { _ = b.b.Finish() }
 
+func (b *bar) Note(line string) {
+	_ = b.b.Clear()
+	fmt.Fprintln(b.w, line)
+}
+
 // lines prints one line when a run starts and one when it ends.
 type lines struct {
 	w    io.Writer
@@ -130,3 +139,5 @@ func (l *lines) RunDone(s State, verdict string) {
 }
 
 func (l *lines) Finish() {}
+
+func (l *lines) Note(line string) { fmt.Fprintln(l.w, line) }

@@ -3,7 +3,11 @@
 // fills defaults, and expands them into an ordered plan of runs.
 package spec
 
-import "time"
+import (
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/lab"
+)
 
 // Spec is one experiment campaign as written by the user, after defaults.
 type Spec struct {
@@ -23,6 +27,12 @@ type Spec struct {
 	Output      string   `yaml:"output"`      // default "results" (relative to the spec file's directory)
 	Reset       string   `yaml:"reset"`       // between runs: none (default) | restart | repopulate | restore
 	OnFailure   string   `yaml:"on_failure"`  // after a failed run: continue (default) | stop
+	// Lab is the emulated IaaS region the campaign runs in (hosts as
+	// network namespaces with cgroup limits); nil = this machine.
+	Lab *lab.Definition `yaml:"lab"`
+	// Events are faults and changes applied to lab hosts at offsets into
+	// every run's measured phase, undone when the run ends.
+	Events []lab.Event `yaml:"events"`
 
 	// File is the path the spec was read from ("" when parsed from bytes
 	// without a name); Source is its exact text, stored with the campaign.

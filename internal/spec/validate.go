@@ -47,6 +47,7 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 		c.slo(s.SLO)
 	}
 	c.monitor(&s.Monitor)
+	c.lab(s)
 	return c.errs
 }
 

@@ -52,6 +52,13 @@ type ServerProcesses interface {
 	ServerPIDs() []int
 }
 
+// ServerStarter is a target whose server Headroom runs and can start again
+// after it was killed (a lab fault), leaving the target's connection pool
+// as it is: the pool reconnects on its own.
+type ServerStarter interface {
+	StartServer(ctx context.Context) error
+}
+
 // DatasetLoader is a target that runs statement workloads: its Prepare
 // creates the tables of w.Dataset (dropping them first when fresh), and
 // LoadDataset fills them (see internal/sqlwork).

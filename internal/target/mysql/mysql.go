@@ -37,7 +37,13 @@ func init() {
 		NewOptions: func() any { return defaultOptions() },
 		Validate:   validate,
 		Open: func(o any, env registry.Env) (target.Target, error) {
-			return Open(context.Background(), *o.(*Options), env.Dir)
+			opts := *o.(*Options)
+			m, err := env.Managed(opts.Managed)
+			if err != nil {
+				return nil, fmt.Errorf("mysql target: %w", err)
+			}
+			opts.Managed = m
+			return Open(context.Background(), opts, env.Dir)
 		},
 	})
 }
@@ -388,4 +394,13 @@ func (t *Target) Close() error {
 		}
 	}
 	return err
+}
+
+// StartServer implements target.ServerStarter: it starts the server again
+// when it is not running (after a kill event), on the same port and data.
+func (m managedTarget) StartServer(ctx context.Context) error {
+	if m.inst.Running() {
+		return nil
+	}
+	return m.inst.Restart(ctx)
 }

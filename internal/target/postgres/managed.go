@@ -127,3 +127,12 @@ func childPIDs(ppid int) []int {
 // Ephemeral implements target.Ephemeral: each session starts its own empty
 // cluster, so a resumed campaign populates it again.
 func (m *ManagedTarget) Ephemeral() bool { return true }
+
+// StartServer implements target.ServerStarter: it starts the server again
+// when it is not running (after a kill event), on the same port and data.
+func (m *ManagedTarget) StartServer(ctx context.Context) error {
+	if m.inst.Running() {
+		return nil
+	}
+	return m.inst.Restart(ctx)
+}

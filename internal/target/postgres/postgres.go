@@ -37,7 +37,15 @@ func init() {
 		Summary:    "PostgreSQL server: an existing one (host, port, user, database) or a private managed cluster",
 		NewOptions: func() any { return defaultOptions() },
 		Validate:   validate,
-		Open:       func(o any, env registry.Env) (target.Target, error) { return Open(*o.(*Options), env.Dir) },
+		Open: func(o any, env registry.Env) (target.Target, error) {
+			opts := *o.(*Options)
+			m, err := env.Managed(opts.Managed)
+			if err != nil {
+				return nil, fmt.Errorf("postgres target: %w", err)
+			}
+			opts.Managed = m
+			return Open(opts, env.Dir)
+		},
 	})
 }
 

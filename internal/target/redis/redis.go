@@ -36,7 +36,15 @@ func init() {
 		Summary:    "Redis server (existing, or managed: a private redis-server), YCSB records as hashes or strings",
 		NewOptions: func() any { return defaultOptions() },
 		Validate:   validate,
-		Open:       func(o any, env registry.Env) (target.Target, error) { return Open(*o.(*Options), env) },
+		Open: func(o any, env registry.Env) (target.Target, error) {
+			opts := *o.(*Options)
+			m, err := env.Managed(opts.Managed)
+			if err != nil {
+				return nil, fmt.Errorf("redis target: %w", err)
+			}
+			opts.Managed = m
+			return Open(opts, env)
+		},
 	})
 }
 
@@ -293,3 +301,12 @@ func (m *Managed) ServerTimes(ctx context.Context) ([]target.ServerTime, error) 
 // Ephemeral implements target.Ephemeral: each session starts its own empty
 // server, so a resumed campaign populates it again.
 func (m *Managed) Ephemeral() bool { return true }
+
+// StartServer implements target.ServerStarter: it starts the server again
+// when it is not running (after a kill event), on the same port and data.
+func (m *Managed) StartServer(ctx context.Context) error {
+	if m.inst.Running() {
+		return nil
+	}
+	return m.inst.Restart(ctx)
+}

@@ -5,6 +5,7 @@
 package registry
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 
@@ -17,6 +18,27 @@ type Env struct {
 	// Dir is the campaign's results directory; relative paths in target
 	// options are resolved against it.
 	Dir string
+	// Lab places a managed server on a lab host (managed.host); nil when
+	// the campaign has no lab.
+	Lab func(host string) (*deploy.Placement, error)
+}
+
+// Managed returns m with its placement on a lab host filled in when it
+// names one (managed.host); m itself is not changed.
+func (e Env) Managed(m *deploy.Managed) (*deploy.Managed, error) {
+	if m == nil || m.Host == "" {
+		return m, nil
+	}
+	if e.Lab == nil {
+		return nil, fmt.Errorf("managed.host: %q names a lab host, but the spec has no lab: section; add one with that host, or remove managed.host to run the server on this machine", m.Host)
+	}
+	p, err := e.Lab(m.Host)
+	if err != nil {
+		return nil, fmt.Errorf("managed.host: %w", err)
+	}
+	c := *m
+	c.Placement = p
+	return &c, nil
 }
 
 // InstanceDir is where a target keeps a new managed server instance of kind

@@ -1,0 +1,49 @@
+package spec
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/headroom-dev/headroom/internal/lab"
+)
+
+// lab checks the lab: and events: sections against the instance catalog.
+func (c *checker) lab(s *Spec) {
+	if s.Lab == nil {
+		if len(s.Events) > 0 {
+			c.fail("events", "events act on lab hosts, but the spec has no lab: section; add one or remove events")
+		}
+		return
+	}
+	if s.Lab.Name == "" && len(s.Name) > 24 {
+		c.fail("lab.name", "the lab is named after the campaign, but %q is longer than 24 characters; set lab.name", s.Name)
+		return
+	}
+	dir := ""
+	if c.file != "" {
+		dir = filepath.Dir(c.file)
+	}
+	hosts, _, err := s.Lab.Resolve(dir)
+	if err != nil {
+		c.pathError("lab.catalog", err)
+		return
+	}
+	if err := checkEvents(s, hosts); err != nil {
+		c.pathError("events", err)
+	}
+}
+
+// pathError reports err, whose message starts with the field path
+// ("lab.hosts[0].type: ..."), at that field; other messages go to fallback.
+func (c *checker) pathError(fallback string, err error) {
+	msg := oneLine(err.Error())
+	if p, rest, ok := strings.Cut(msg, ": "); ok && (strings.HasPrefix(p, "lab.") || strings.HasPrefix(p, "events")) && !strings.Contains(p, " ") {
+		c.fail(p, "%s", rest)
+		return
+	}
+	c.fail(fallback, "%s", msg)
+}
+
+func checkEvents(s *Spec, hosts []lab.HostConfig) error {
+	return lab.CheckEvents(s.Events, hosts, s.Phases.Measure.Duration)
+}

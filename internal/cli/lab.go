@@ -46,7 +46,7 @@ func newLabUpCmd() *cobra.Command {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			out := c.OutOrStdout()
-			l, err := lab.Up(name, hosts, cat, lab.Options{Progress: func(s string) { fmt.Fprintln(out, s) }})
+			l, err := lab.Up(name, hosts, cat, lab.Options{Persistent: true, Progress: func(s string) { fmt.Fprintln(out, s) }})
 			if err != nil {
 				return err
 			}

@@ -44,6 +44,7 @@ type State struct {
 	Created   time.Time   `json:"created"`
 	Hosts     []HostState `json:"hosts"`
 	Catalog   *Catalog    `json:"catalog"`               // the types the lab was made from
+	Owner     int         `json:"owner_pid,omitempty"`   // the campaign process that takes it down; 0 = kept until lab down
 	Partition bool        `json:"partitioned,omitempty"` // partition rules may be in place
 }
 
@@ -90,6 +91,9 @@ type Lab struct {
 // Options tune Up.
 type Options struct {
 	Progress func(string) // one line per step; nil = quiet
+	// Persistent labs (headroom lab up) stay until lab down; others belong
+	// to the process that made them, which takes them down when it ends.
+	Persistent bool
 }
 
 // Preflight says why this process cannot make a lab (not root, a missing
@@ -127,10 +131,26 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	if st, err := readState(name); err == nil {
 		if sameHosts(st.Hosts, hosts) {
 			l, err := open(st)
-			if err == nil {
-				progress(opt, "lab %s is already up", name)
+			if err != nil {
+				return nil, err
 			}
-			return l, err
+			progress(opt, "lab %s is already up", name)
+			if st.Owner != 0 && !alive(st.Owner) {
+				// Its campaign died (SIGKILL) and left it: this process takes
+				// it over, faults it may have left included.
+				l.owned = true
+				l.state.Owner = os.Getpid()
+				if opt.Persistent {
+					l.state.Owner = 0
+				}
+				if err := writeState(&l.state); err != nil {
+					return nil, err
+				}
+			}
+			if err := l.ResetFaults(); err != nil {
+				return nil, err
+			}
+			return l, nil
 		}
 		return nil, fmt.Errorf("a lab named %s is up with other hosts; take it down first (headroom lab down %s) or give this one another lab.name", name, name)
 	} else if !errors.Is(err, os.ErrNotExist) {
@@ -157,6 +177,9 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	st := State{
 		Name: name, ID: id, Subnet: subnet.String(), Gateway: gatewayAddr(subnet).String(),
 		Bridge: "hrb-" + id, Cgroups: cg.Version(), Created: time.Now().UTC(), Catalog: cat,
+	}
+	if !opt.Persistent {
+		st.Owner = os.Getpid()
 	}
 	for i, h := range hosts {
 		hs := HostState{
@@ -403,6 +426,12 @@ func (l *Lab) teardown() error {
 		return err
 	}
 	return nil
+}
+
+// alive reports whether process pid exists.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 func notFound(err error) bool {

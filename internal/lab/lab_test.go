@@ -514,6 +514,15 @@ func TestDownLeavesNothingEvenAfterSIGKILL(t *testing.T) {
 		t.Fatalf("the killed process's lab is not on record: %v", err)
 	}
 	st := l.State()
+	// A new campaign with the same lab takes the orphan over (and so takes
+	// it down when it ends).
+	adopted, err := Up(name, []HostConfig{{Name: "x1", Type: "small", VCPUs: 0.5, MemoryBytes: 64 << 20, NetworkMbit: 10}}, DefaultCatalog(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !adopted.Owned() || adopted.State().Subnet != st.Subnet {
+		t.Errorf("the lab of a killed campaign was not taken over (owned %v, subnet %s vs %s)", adopted.Owned(), adopted.State().Subnet, st.Subnet)
+	}
 	// Put a process on the host, so that down has one to remove.
 	burn, _ := startOn(t, l, "x1", "burn")
 	pid := burn.Process.Pid

@@ -90,9 +90,16 @@ func shape(ns, dev string, mbit float64) error {
 	if burst < 32<<10 {
 		burst = 32 << 10
 	}
+	// The queue holds 100 ms of the rate, and at least a few
+	// segmentation-offloaded (64 KiB) packets: a shorter queue drops whole
+	// offloaded packets, TCP backs off, and the link runs below its rate.
+	limit := int64(bytesPerSec / 10)
+	if limit < 256<<10 {
+		limit = 256 << 10
+	}
 	return tcNS(ns, "qdisc", "replace", "dev", dev, "root", "tbf",
 		"rate", fmt.Sprintf("%dkbit", int64(mbit*1000)),
-		"burst", fmt.Sprintf("%d", burst), "latency", "50ms")
+		"burst", fmt.Sprintf("%d", burst), "limit", fmt.Sprintf("%d", limit))
 }
 
 // usedPrefixes lists the IPv4 networks this machine already uses

@@ -1,0 +1,242 @@
+package bottleneck
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/monitor"
+)
+
+// Point is one utilisation observation: the percentage of a resource's
+// capacity used over [Start, Start+Period).
+type Point struct {
+	Start  time.Time
+	Period time.Duration
+	Util   float64
+}
+
+// Series is the utilisation of one resource over time. Resource is
+// "host/resource", e.g. "db1/cpu", "db1/disk:vda", "app1/net:eth0"; a
+// utilisation derived from a capacity carries a suffix (see Capacities).
+type Series struct {
+	Resource string
+	Points   []Point
+}
+
+// Capacities turn rates into utilisations for resources whose monitor
+// reports no utilisation of its own. Keys are "host/resource" as in the
+// samples (e.g. "app1/net:eth0", "db1/cgroup:/lab/db1"); values are limits.
+type Capacities struct {
+	// Link is a network interface's capacity in bytes per second in each
+	// direction. Utilisation = 100 * max(rx, tx) / Link, as a full-duplex
+	// link saturates in one direction. Series name: the key.
+	Link map[string]float64
+	// IOPS is a volume's provisioned operations per second (a disk:, volume:
+	// or cgroup: resource). Utilisation = 100 * (read + write ops) / IOPS.
+	// Series name: key + "#iops".
+	IOPS map[string]float64
+	// Bandwidth is a volume's provisioned throughput in bytes per second.
+	// Utilisation = 100 * (read + write bytes) / Bandwidth. Series name:
+	// key + "#bw".
+	Bandwidth map[string]float64
+	// Cores is the CPU quota of a cgroup: or proc: resource in cores.
+	// Utilisation = cpu_pct / Cores (cpu_pct is percent of one core).
+	// Series name: key + "#cpu".
+	Cores map[string]float64
+}
+
+// Suffixes of the series derived from a capacity.
+const (
+	SuffixIOPS      = "#iops"
+	SuffixBandwidth = "#bw"
+	SuffixCores     = "#cpu"
+)
+
+// ResourceID is the name of a sample's resource in this package:
+// "host/resource".
+func ResourceID(host, resource string) string { return host + "/" + resource }
+
+// derived is one capacity-based series: the sum (or max) of some metrics of
+// one sampled resource divided by a limit.
+type derived struct {
+	id, key string
+	metrics []string
+	useMax  bool
+	limit   float64
+}
+
+// FromSamples builds the utilisation series of every resource the samples
+// describe (seed-digest §6: all CPUs, disks and network links, and any
+// provisioned pool): util_pct of "cpu" (and of each "cpuN" when
+// cfg.PerCore), of each "disk:" and "volume:", and the capacity-derived
+// utilisations of Capacities. It also returns notes on what it left out
+// (a link without a capacity, a capacity without samples). Non-finite
+// values are skipped; a sample with a non-positive period is an error.
+func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Series, []string, error) {
+	type key struct{ host, resource, metric string }
+	type obs struct {
+		period time.Duration
+		value  float64
+	}
+	byKey := map[key]map[int64]obs{}
+	starts := map[int64]time.Time{}
+	seenRes := map[string]bool{}
+	var nets []string
+	for _, s := range samples {
+		if s.Period <= 0 {
+			return nil, nil, fmt.Errorf("bottleneck: sample %s %s at %s has period %v; every sample needs the positive length of the interval it covers",
+				ResourceID(s.Host, s.Resource), s.Metric, s.Start.Format(time.RFC3339Nano), s.Period)
+		}
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+			continue
+		}
+		k := key{s.Host, s.Resource, s.Metric}
+		m := byKey[k]
+		if m == nil {
+			m = map[int64]obs{}
+			byKey[k] = m
+		}
+		ns := s.Start.UnixNano()
+		m[ns] = obs{s.Period, s.Value}
+		starts[ns] = s.Start
+		id := ResourceID(s.Host, s.Resource)
+		if !seenRes[id] && strings.HasPrefix(s.Resource, monitor.ResourceNetPrefix) {
+			nets = append(nets, id)
+		}
+		seenRes[id] = true
+	}
+
+	var ders []derived
+	// limit = capacity * perUnit, in the metrics' own unit.
+	add := func(m map[string]float64, what, unit, suffix string, metrics []string, useMax bool, perUnit float64) error {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			v := m[k]
+			if !strings.Contains(k, "/") {
+				return fmt.Errorf("bottleneck: %s capacity key %q is not host/resource; write it like db1/%s", what, k, exampleResource(what))
+			}
+			if !(v > 0) || math.IsInf(v, 1) {
+				return fmt.Errorf("bottleneck: %s capacity of %s is %v; give a positive number of %s", what, k, v, unit)
+			}
+			ders = append(ders, derived{id: k + suffix, key: k, metrics: metrics, useMax: useMax, limit: v * perUnit})
+		}
+		return nil
+	}
+	if err := add(caps.Link, "link", "bytes per second per direction", "", []string{monitor.NetRxBytes, monitor.NetTxBytes}, true, 1); err != nil {
+		return nil, nil, err
+	}
+	if err := add(caps.IOPS, "IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, false, 1); err != nil {
+		return nil, nil, err
+	}
+	if err := add(caps.Bandwidth, "bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, false, 1); err != nil {
+		return nil, nil, err
+	}
+	if err := add(caps.Cores, "cores", "cores", SuffixCores, []string{monitor.ProcCPUPct}, false, 100); err != nil {
+		return nil, nil, err
+	}
+
+	var out []Series
+	var notes []string
+	// Direct utilisations.
+	for k, m := range byKey {
+		if k.metric != monitor.CPUUtilPct || !isUtilResource(k.resource, cfg.PerCore) {
+			continue
+		}
+		s := Series{Resource: ResourceID(k.host, k.resource)}
+		for ns, o := range m {
+			s.Points = append(s.Points, Point{Start: starts[ns], Period: o.period, Util: o.value})
+		}
+		out = append(out, s)
+	}
+	// Capacity-derived utilisations: at each start where any of the metrics
+	// was sampled, the sum (or max) of those present.
+	for _, d := range ders {
+		host, res, _ := strings.Cut(d.key, "/")
+		acc := map[int64]obs{}
+		for _, metric := range d.metrics {
+			for ns, o := range byKey[key{host, res, metric}] {
+				a, ok := acc[ns]
+				switch {
+				case !ok:
+					a = o
+				case d.useMax:
+					a.value = math.Max(a.value, o.value)
+					a.period = max(a.period, o.period)
+				default:
+					a.value += o.value
+					a.period = max(a.period, o.period)
+				}
+				acc[ns] = a
+			}
+		}
+		if len(acc) == 0 {
+			notes = append(notes, fmt.Sprintf("%s: a capacity is given but no %s samples were found, so it is left out", d.id, strings.Join(d.metrics, " or ")))
+			continue
+		}
+		s := Series{Resource: d.id}
+		for ns, o := range acc {
+			s.Points = append(s.Points, Point{Start: starts[ns], Period: o.period, Util: 100 * o.value / d.limit})
+		}
+		out = append(out, s)
+	}
+	for _, id := range nets {
+		if _, ok := caps.Link[id]; !ok {
+			notes = append(notes, fmt.Sprintf("%s: no link capacity is given, so its utilisation is unknown and it is left out; add its bytes per second to the link capacities", id))
+		}
+	}
+	for i := range out {
+		sort.Slice(out[i].Points, func(a, b int) bool { return out[i].Points[a].Start.Before(out[i].Points[b].Start) })
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
+	for i := 1; i < len(out); i++ {
+		if out[i].Resource == out[i-1].Resource {
+			return nil, nil, fmt.Errorf("bottleneck: two utilisations are both named %s; give a capacity only for a resource that reports no util_pct of its own", out[i].Resource)
+		}
+	}
+	sort.Strings(notes)
+	return out, notes, nil
+}
+
+// isUtilResource reports whether a resource's util_pct is a utilisation the
+// classification uses: the host CPU, per-core CPUs when asked, disks and
+// volumes.
+func isUtilResource(resource string, perCore bool) bool {
+	switch {
+	case resource == monitor.ResourceCPU:
+		return true
+	case strings.HasPrefix(resource, monitor.ResourceCPU):
+		return perCore && isDigits(strings.TrimPrefix(resource, monitor.ResourceCPU))
+	case strings.HasPrefix(resource, monitor.ResourceDiskPrefix), strings.HasPrefix(resource, monitor.ResourceVolumePrefix):
+		return true
+	}
+	return false
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func exampleResource(what string) string {
+	switch what {
+	case "link":
+		return "net:eth0"
+	case "cores":
+		return "cgroup:/lab/db1"
+	}
+	return "disk:vda"
+}

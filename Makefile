@@ -9,8 +9,9 @@ STATICCHECK_VERSION ?= v0.8.2
 
 # Debian packages of the servers the integration tests run as private
 # instances (internal/deploy), fio for the disk target's comparison, and
-# iproute2 and iptables for the lab (namespaces, shaped links, partitions).
-SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables
+# iproute2 and iptables for the lab (namespaces, shaped links, partitions),
+# and Chromium (with a font) for the test that opens report.html.
+SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables chromium fonts-liberation
 
 .PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-pgbench test-fio clean
 

@@ -21,12 +21,20 @@ import (
 func newReportCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "report RESULTS_DIR|results.db",
-		Short: "Print the load-response summary of a stored campaign",
-		Long:  "Print the same per-level summary that `headroom run` prints at the end, read from the results database only.",
-		Args:  cobra.ExactArgs(1),
+		Short: "Print a stored campaign's summary and write report.html and report.json",
+		Long: `Print the same per-level summary that headroom run prints at the end, and
+write report.html (self-contained: charts are inline SVG, nothing is fetched)
+and report.json (the same numbers) beside the results database. Everything
+is read from the results database only. See docs/report.md.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			path, err := storePath(args[0])
 			if err != nil {
+				return err
+			}
+			// The page first: it also covers files of imported data only,
+			// which have no load-response summary to print.
+			if err := writeReportFiles(c.OutOrStdout(), path, reportSections...); err != nil {
 				return err
 			}
 			return printSummary(c.OutOrStdout(), path, nil)

@@ -45,7 +45,7 @@ func widenScheduler(s *spec.Spec) {
 
 func newRunCmd() *cobra.Command {
 	var resume string
-	var quiet bool
+	var quiet, noReport bool
 	var output string
 	cmd := &cobra.Command{
 		Use:   "run SPEC.yaml | run --resume RESULTS_DIR",
@@ -105,6 +105,11 @@ finishes the campaign later without repeating completed runs.`,
 				if rerr := printSummary(c.OutOrStdout(), out.StorePath, out.Spec); rerr != nil && err == nil {
 					err = rerr
 				}
+				if !noReport {
+					if rerr := writeReportFiles(c.OutOrStdout(), out.StorePath, reportSections...); rerr != nil && err == nil {
+						err = fmt.Errorf("writing the report: %w", rerr)
+					}
+				}
 				fmt.Fprintf(c.OutOrStdout(), "results database: %s\n", out.StorePath)
 			}
 			return err
@@ -112,6 +117,7 @@ finishes the campaign later without repeating completed runs.`,
 	}
 	cmd.Flags().StringVar(&resume, "resume", "", "continue the campaign in this results directory")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress display")
+	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html and report.json at the end (headroom report writes them later)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	return cmd
 }

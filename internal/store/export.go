@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -109,7 +110,7 @@ var exportTables = map[string]exportTable{
 
 // ExportTables lists the tables Export accepts.
 func ExportTables() []string {
-	return []string{"campaign", "runs", "intervals", "events", "samples", "server_times"}
+	return append([]string{"campaign", "runs", "intervals", "events", "samples", "server_times"}, ProbeExportTables...)
 }
 
 var exportFormats = []string{"csv", "json"}
@@ -140,6 +141,12 @@ func (s *Store) Export(w io.Writer, table, format string) error {
 	if table == "server_times" {
 		// Files from before server timing have no such table; export it empty.
 		if _, err := s.db.Exec(serverTimeDDL); err != nil {
+			return s.fail(doing, err)
+		}
+	}
+	if slices.Contains(ProbeExportTables, table) {
+		// The probe's tables exist only in files a probe wrote.
+		if err := s.EnsureProbeTables(); err != nil {
 			return s.fail(doing, err)
 		}
 	}

@@ -1,0 +1,545 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"net"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-dev/headroom/internal/hostinfo"
+	"github.com/headroom-dev/headroom/internal/probe"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+	httptarget "github.com/headroom-dev/headroom/internal/target/http"
+	"github.com/headroom-dev/headroom/internal/target/mysql"
+	"github.com/headroom-dev/headroom/internal/target/postgres"
+	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/version"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// probeFlags are the command line's probe parameters beside probe.Config.
+type probeFlags struct {
+	cfg     probe.Config
+	rttAddr string
+	noRTT   bool
+	output  string
+	quiet   bool
+}
+
+func newProbeCmd() *cobra.Command {
+	f := probeFlags{cfg: probe.DefaultConfig()}
+	cmd := &cobra.Command{
+		Use:   "probe SPEC.yaml",
+		Short: "Estimate the request rate a target sustains under a latency SLA (black-box probe)",
+		Long: `Probe the spec's target with its workload (seed 004's black-box method,
+docs/probe.md): hold an open-loop rate for one window, double it while more
+than half of the window's seconds have a median latency within RTT + margin,
+then climb from the last accepted rate in steps of fine-rate x that rate
+until the SLA percentile exceeds the threshold. The estimate is the last
+rate that met the SLA.
+
+The spec's target, workload and population are used as by 'headroom run';
+of the load section only arrival, max_in_flight, late_after, drop_after and
+timeout apply (the model, rates and clients are ignored: the probe is open
+loop and picks its own rates). The SLA defaults to the spec's slo when it
+has one, else p90 <= 150ms.
+
+The RTT guard times TCP connects to the target's host:port, derived from the
+target's options (http base_url, postgres/mysql host and port, redis
+address) or given with --rtt-addr. Targets without a network address
+(sqlite, disk, null) run without it.
+
+Every window and every second is stored in a new results directory as it
+completes; Ctrl-C stops at once and keeps them.`,
+		Example: `  headroom probe db.yaml
+  headroom probe db.yaml --percentile 99 --threshold 50ms --start-rate 200 --window 8s
+  headroom probe web.yaml --rtt-addr 10.0.0.5:80`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			return runProbe(c, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Float64Var(&f.cfg.Percentile, "percentile", f.cfg.Percentile, "SLA percentile P (default: the spec's slo, else 90)")
+	fl.DurationVar(&f.cfg.Threshold, "threshold", f.cfg.Threshold, "SLA latency threshold L (default: the spec's slo, else 150ms)")
+	fl.Float64Var(&f.cfg.StartRate, "start-rate", f.cfg.StartRate, "first window's rate T0 in requests/s")
+	fl.DurationVar(&f.cfg.Window, "window", f.cfg.Window, "how long each rate is held (whole seconds)")
+	fl.DurationVar(&f.cfg.Margin, "margin", f.cfg.Margin, "a second passes when its median latency <= RTT + margin")
+	fl.DurationVar(&f.cfg.RTTSpike, "rtt-spike", f.cfg.RTTSpike, "RTT rise over its value before the window that discards the window")
+	fl.Float64Var(&f.cfg.FineRate, "fine-rate", f.cfg.FineRate, "fine-tuning step as a fraction r of the last accepted rate")
+	fl.Float64Var(&f.cfg.MaxRate, "max-rate", f.cfg.MaxRate, "highest rate to try, requests/s")
+	fl.IntVar(&f.cfg.MaxWindows, "max-windows", f.cfg.MaxWindows, "most windows to run, discarded ones included")
+	fl.IntVar(&f.cfg.MaxRetries, "max-retries", f.cfg.MaxRetries, "discarded windows in a row at one rate before giving up")
+	fl.Float64Var(&f.cfg.FloorRate, "floor-rate", f.cfg.FloorRate, "lowest rate the halving back-off tries, requests/s")
+	fl.Float64Var(&f.cfg.ClientShortfall, "client-shortfall", f.cfg.ClientShortfall, "share of unsent requests at low latency that means the client is the bottleneck")
+	fl.Float64Var(&f.cfg.MaxErrorRatio, "max-errors", f.cfg.MaxErrorRatio, "largest share of failed requests a passing second or an SLA-meeting window may have")
+	fl.DurationVar(&f.cfg.RTTEvery, "rtt-every", f.cfg.RTTEvery, "RTT sampling period during a window (0: only before and after)")
+	fl.StringVar(&f.rttAddr, "rtt-addr", "", "host:port to time TCP connects to (default: derived from the target's options)")
+	fl.BoolVar(&f.noRTT, "no-rtt", false, "run without the RTT guard (the pass rule then compares the median with the margin alone)")
+	fl.StringVarP(&f.output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the result, not one line per window")
+	return cmd
+}
+
+func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
+	out, errw := c.OutOrStdout(), c.ErrOrStderr()
+	if f.noRTT && f.rttAddr != "" {
+		return &exitError{ExitUsage, "give either --rtt-addr or --no-rtt, not both"}
+	}
+	s, err := spec.LoadFile(specPath)
+	if err != nil {
+		return &exitError{ExitError, "the spec has problems:\n" + err.Error()}
+	}
+	cfg := f.cfg
+	if s.SLO != nil {
+		// The spec's SLO is the default SLA; flags override it.
+		if !c.Flags().Changed("percentile") {
+			cfg.Percentile = s.SLO.Percentile
+		}
+		if !c.Flags().Changed("threshold") {
+			cfg.Threshold = s.SLO.Threshold.Duration
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return &exitError{ExitUsage, probeFlagError(err)}
+	}
+	if f.output != "" {
+		abs, aerr := filepath.Abs(f.output)
+		if aerr != nil {
+			return &exitError{ExitError, fmt.Sprintf("--output %s: %v", f.output, aerr)}
+		}
+		s.Output = abs
+	}
+	specDir := filepath.Dir(s.File)
+	wcfg, err := probeWorkloadConfig(s.Workload, specDir)
+	if err != nil {
+		return err
+	}
+	factory, ok := registry.Lookup(s.Target.Type)
+	if !ok {
+		return fmt.Errorf("target.type: unknown target %q", s.Target.Type)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second Ctrl-C ends the process the ordinary way
+	}()
+	widenScheduler(s)
+
+	base := s.Output
+	if !filepath.IsAbs(base) {
+		base = filepath.Join(specDir, base)
+	}
+	dir, err := probeResultsDir(base, s.Name, time.Now())
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), s.Source, 0o644); err != nil {
+		return fmt.Errorf("writing the spec copy into %s: %w", dir, err)
+	}
+	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{
+		Name: s.Name, SpecFile: s.File, SpecYAML: string(s.Source), Seed: s.Seed,
+		HostJSON: hostinfo.Collect().JSON(), ToolVersion: version.Version,
+	})
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+
+	tgt, err := factory.Open(s.Target.Options, registry.Env{Dir: dir})
+	if err != nil {
+		return err
+	}
+	defer tgt.Close()
+	populate := *s.Phases.Populate
+	if err := tgt.Prepare(ctx, wcfg, populate); err != nil {
+		return interrupted(ctx, err, dir)
+	}
+	if populate {
+		fmt.Fprintf(errw, "populating the target (phases.populate is true)...\n")
+		if err := probe.Populate(ctx, tgt, wcfg, probeSeed(s.Seed, -1), nil); err != nil {
+			return interrupted(ctx, err, dir)
+		}
+	}
+
+	var meter probe.RTTMeter
+	addr := f.rttAddr
+	if !f.noRTT && addr == "" {
+		var why string
+		addr, why = rttAddress(s, tgt)
+		if addr == "" {
+			fmt.Fprintf(errw, "RTT guard off: %s; give --rtt-addr host:port to time connects to the server\n", why)
+		}
+	}
+	if f.noRTT {
+		addr = ""
+		fmt.Fprintln(errw, "RTT guard off (--no-rtt): a second passes when its median latency is at most the margin")
+	}
+	if addr != "" {
+		p, err := probe.NewTCPPinger(ctx, addr, 3, 2*time.Second)
+		if err != nil {
+			return &exitError{ExitError, err.Error() + " (give --rtt-addr host:port, or --no-rtt)"}
+		}
+		meter = p
+	}
+
+	gen, err := workload.New(wcfg, probeSeed(s.Seed, 0))
+	if err != nil {
+		return err
+	}
+	runner := &probe.EngineRunner{
+		Target: tgt, Generator: gen, Arrival: s.Load.Arrival, MaxInFlight: s.Load.MaxInFlight,
+		LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration, Timeout: s.Load.Timeout.Duration,
+		Seed: probeSeed(s.Seed, 1),
+	}
+	id, err := st.StartProbe(store.Probe{
+		Target: s.Target.Type, RTTAddr: addr, ConfigJSON: probeConfigJSON(cfg, s.Load),
+		SLAPercentile: cfg.Percentile, SLAThreshold: cfg.Threshold,
+	})
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(errw, "%s: probing %s for p%g <= %v from %g req/s, %v windows; results in %s\n",
+		s.Name, s.Target.Type, cfg.Percentile, cfg.Threshold, cfg.StartRate, cfg.Window, dir)
+	if !f.quiet {
+		printProbeHeader(out, cfg)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var storeErr error
+	progress := func(w probe.Window) {
+		if !f.quiet {
+			printProbeWindow(out, cfg, w)
+		}
+		if storeErr == nil {
+			if storeErr = st.AddProbeWindow(storeWindow(id, w)); storeErr != nil {
+				cancel() // the results cannot be kept: stop probing
+			}
+		}
+	}
+	res, runErr := probe.Run(runCtx, cfg, runner, meter, progress)
+	if storeErr != nil {
+		runErr = storeErr
+	}
+	status := store.StatusCompleted
+	switch {
+	case runErr != nil:
+		status = store.StatusFailed
+	case res.Stop == probe.StopInterrupted:
+		status = store.StatusInterrupted
+	}
+	note := res.Note
+	if runErr != nil {
+		note = joinText(note, runErr.Error())
+	}
+	if ferr := st.FinishProbe(id, store.Probe{
+		Status: status, Stop: res.Stop, Estimate: res.Estimate, LowerBound: res.LowerBound,
+		ClientLimited: res.ClientLimited, BaselineRTTUs: res.BaselineRTT * 1000, Note: note,
+	}); ferr != nil && runErr == nil {
+		runErr = ferr
+	}
+	if runErr != nil {
+		return fmt.Errorf("%v; the windows so far are in %s", runErr, st.Path())
+	}
+	if status == store.StatusInterrupted {
+		return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d windows stored in %s", len(res.Windows), st.Path())}
+	}
+	printProbeResult(out, cfg, res)
+	fmt.Fprintf(out, "results database: %s\n", st.Path())
+	if res.Stop == probe.StopTargetFailing {
+		return &exitError{ExitError, ""}
+	}
+	return nil
+}
+
+// probeFlagError names the flag behind a probe.Config field in a
+// validation error ("start rate: ..." becomes "--start-rate: ...").
+func probeFlagError(err error) string {
+	msg := err.Error()
+	field, rest, ok := strings.Cut(msg, ":")
+	if !ok {
+		return msg
+	}
+	flags := map[string]string{
+		"percentile": "percentile", "threshold": "threshold", "start rate": "start-rate", "window": "window",
+		"margin": "margin", "rtt spike": "rtt-spike", "fine rate": "fine-rate", "max rate": "max-rate",
+		"max windows": "max-windows", "max retries": "max-retries", "floor rate": "floor-rate",
+		"client shortfall": "client-shortfall", "max error ratio": "max-errors", "rtt sampling period": "rtt-every",
+	}
+	if f, ok := flags[field]; ok {
+		return "--" + f + ":" + rest
+	}
+	return msg
+}
+
+// interrupted turns an error during setup into the interrupted exit when
+// the user stopped the command.
+func interrupted(ctx context.Context, err error, dir string) error {
+	if ctx.Err() != nil {
+		return &exitError{ExitInterrupted, fmt.Sprintf("interrupted before the first window; %s holds no windows", dir)}
+	}
+	return err
+}
+
+func printProbeHeader(w io.Writer, cfg probe.Config) {
+	fmt.Fprintf(w, "%3s  %-9s  %9s  %9s  %8s  %8s  %8s  %15s  %5s  %s\n",
+		"#", "phase", "rate/s", "achieved", "p50", "p90", "p"+strconv.FormatFloat(cfg.Percentile, 'g', -1, 64)+"(SLA)", "rtt before/after", "pass", "verdict")
+}
+
+// printProbeWindow prints one line per window (live progress).
+func printProbeWindow(w io.Writer, cfg probe.Config, win probe.Window) {
+	verdict := win.Verdict
+	if win.Note != "" && (win.Discarded || verdict == "client-limited" || verdict == "target failing") {
+		verdict += ": " + win.Note
+	}
+	fmt.Fprintf(w, "%3d  %-9s  %9.6g  %9.1f  %8s  %8s  %8s  %15s  %2d/%-2d  %s\n",
+		win.Seq+1, win.Phase, win.Rate, win.Achieved,
+		fmtMs(percentileOf(win, 50)), fmtMs(percentileOf(win, 90)), fmtMs(win.SLALatency),
+		fmtMs(win.RTTBefore)+"/"+fmtMs(win.RTTAfter), win.PassedSeconds, len(win.Seconds), verdict)
+}
+
+func printProbeResult(w io.Writer, cfg probe.Config, res probe.Result) {
+	sla := fmt.Sprintf("p%g <= %v", cfg.Percentile, cfg.Threshold)
+	switch {
+	case !math.IsNaN(res.Estimate):
+		fmt.Fprintf(w, "estimate: %.6g req/s at %s (%d windows)\n", res.Estimate, sla, len(res.Windows))
+	case res.ClientLimited:
+		fmt.Fprintf(w, "no estimate: the client is the bottleneck (%d windows)\n", len(res.Windows))
+	default:
+		fmt.Fprintf(w, "no estimate (%s, %d windows)\n", res.Stop, len(res.Windows))
+	}
+	if !math.IsNaN(res.LowerBound) && math.IsNaN(res.Estimate) {
+		fmt.Fprintf(w, "lower bound: the server met %s at %.6g req/s\n", sla, res.LowerBound)
+	}
+	if res.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", res.Note)
+	}
+	if math.IsNaN(res.BaselineRTT) {
+		fmt.Fprintln(w, "baseline RTT: not measured (RTT guard off)")
+	} else {
+		fmt.Fprintf(w, "baseline RTT: %s\n", fmtMs(res.BaselineRTT))
+	}
+}
+
+// percentileOf returns the window's latency at p, one of probe.Percentiles.
+func percentileOf(w probe.Window, p float64) float64 {
+	for i, q := range probe.Percentiles {
+		if q == p && i < len(w.Percentiles) {
+			return w.Percentiles[i]
+		}
+	}
+	return math.NaN()
+}
+
+func fmtMs(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case v >= 1000:
+		return fmt.Sprintf("%.2fs", v/1000)
+	case v >= 100:
+		return fmt.Sprintf("%.0fms", v)
+	case v < 1:
+		return fmt.Sprintf("%.2fms", v)
+	}
+	return fmt.Sprintf("%.1fms", v)
+}
+
+// storeWindow converts a judged window for the results store (latencies
+// from milliseconds to microseconds).
+func storeWindow(id int64, w probe.Window) store.ProbeWindow {
+	us := func(v float64) float64 { return v * 1000 }
+	sw := store.ProbeWindow{
+		ProbeID: id, Seq: w.Seq, Phase: w.Phase, Rate: w.Rate, Offered: w.Offered, Achieved: w.Achieved,
+		Start: w.Start, Duration: w.Duration, RTTBeforeUs: us(w.RTTBefore), RTTAfterUs: us(w.RTTAfter),
+		PassedSeconds: w.PassedSeconds, Accepted: w.Accepted, MetSLA: w.MetSLA, Discarded: w.Discarded, Verdict: w.Verdict,
+		Sent: w.Sent, Completed: w.Completed, Errors: w.Errors, Late: w.Late, Dropped: w.Dropped, ErrorKinds: w.ErrorKinds,
+		SLAUs: us(w.SLALatency), Hist: w.Hist, Note: w.Note,
+	}
+	if sw.Start.IsZero() {
+		sw.Start = time.Now()
+	}
+	for _, p := range store.ProbePercentiles {
+		sw.Percentiles = append(sw.Percentiles, us(percentileOf(w, p)))
+	}
+	for _, s := range w.Seconds {
+		sw.Seconds = append(sw.Seconds, store.ProbeSecond{
+			Index: s.Index, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors, Late: s.Late, Dropped: s.Dropped,
+			P50Us: us(s.P50), P90Us: us(s.P90), RTTUs: us(s.RTT), Pass: s.Pass,
+		})
+	}
+	return sw
+}
+
+// probeConfigJSON records every parameter the probe ran with.
+func probeConfigJSON(c probe.Config, l spec.Load) string {
+	b, _ := json.Marshal(map[string]any{
+		"percentile": c.Percentile, "threshold": c.Threshold.String(), "start_rate": c.StartRate,
+		"window": c.Window.String(), "margin": c.Margin.String(), "rtt_spike": c.RTTSpike.String(),
+		"fine_rate": c.FineRate, "max_rate": c.MaxRate, "max_windows": c.MaxWindows, "max_retries": c.MaxRetries,
+		"floor_rate": c.FloorRate, "client_shortfall": c.ClientShortfall, "max_error_ratio": c.MaxErrorRatio,
+		"rtt_every": c.RTTEvery.String(), "percentiles": probe.Percentiles,
+		"arrival": l.Arrival, "max_in_flight": l.MaxInFlight, "late_after": l.LateAfter.String(),
+		"drop_after": l.DropAfter.String(), "timeout": l.Timeout.String(),
+	})
+	return string(b)
+}
+
+// rttAddress derives the host:port the RTT guard dials from the opened
+// target (one that reports its address, like redis; tgt may be nil) or
+// from its options; when there is none it says why.
+func rttAddress(s *spec.Spec, tgt any) (addr, why string) {
+	if a, ok := tgt.(interface{ Address() string }); ok && a.Address() != "" {
+		return a.Address(), ""
+	}
+	hostPort := func(host string, port int, defHost string, defPort int) (string, string) {
+		if host == "" {
+			host = defHost
+		}
+		if strings.HasPrefix(host, "/") {
+			return "", "the target connects through a Unix socket"
+		}
+		if port == 0 {
+			port = defPort
+		}
+		return net.JoinHostPort(host, strconv.Itoa(port)), ""
+	}
+	switch o := s.Target.Options.(type) {
+	case *httptarget.Options:
+		u, err := url.Parse(o.BaseURL)
+		if err != nil || u.Hostname() == "" {
+			return "", "base_url has no host"
+		}
+		port := u.Port()
+		if port == "" {
+			port = "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+		}
+		return net.JoinHostPort(u.Hostname(), port), ""
+	case *postgres.Options:
+		if o.Managed != nil {
+			if o.Managed.Port > 0 {
+				return net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Managed.Port)), ""
+			}
+			return "", "the managed instance's port is picked when it starts"
+		}
+		return hostPort(o.Host, o.Port, "127.0.0.1", 5432)
+	case *mysql.Options:
+		if o.Managed != nil {
+			if o.Managed.Port > 0 {
+				return net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Managed.Port)), ""
+			}
+			return "", "the managed instance's port is picked when it starts"
+		}
+		return hostPort(o.Host, o.Port, "127.0.0.1", 3306)
+	}
+	return "", fmt.Sprintf("the %s target has no network address", s.Target.Type)
+}
+
+// probeResultsDir makes a new directory NAME-probe-STAMP under base.
+func probeResultsDir(base, name string, t time.Time) (string, error) {
+	if err := os.MkdirAll(base, 0o755); err != nil {
+		return "", fmt.Errorf("cannot create the output directory %s: %w (set output: in the spec, or --output, to a writable place)", base, err)
+	}
+	stamp := t.Format("20060102-150405")
+	for i := 0; i < 100; i++ {
+		dir := filepath.Join(base, name+"-probe-"+stamp)
+		if i > 0 {
+			dir += "-" + strconv.Itoa(i)
+		}
+		err := os.Mkdir(dir, 0o755)
+		if err == nil {
+			return dir, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("cannot create the results directory %s: %w", dir, err)
+		}
+	}
+	return "", fmt.Errorf("cannot find a free results directory name under %s", base)
+}
+
+// probeSeed derives a seed the way the campaign runner derives run seeds
+// (FNV-1a of "seed/slot"), so that slot -1, population, loads the same
+// records as 'headroom run'.
+func probeSeed(seed int64, slot int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d", seed, slot)
+	return h.Sum64()
+}
+
+func joinText(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// probeWorkloadConfig turns the spec's workload section into the
+// generator's configuration exactly as the campaign runner does (a copy of
+// internal/campaign's workloadConfig, which is not exported).
+func probeWorkloadConfig(w spec.Workload, specDir string) (workload.Config, error) {
+	cfg, err := workload.Preset("a")
+	if len(w.Statements) > 0 {
+		cfg.Statements, cfg.Dataset, err = w.StatementWorkload(specDir)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ZipfianConstant = w.ZipfianConstant
+		return cfg, cfg.Validate()
+	}
+	if w.YCSB != "" {
+		cfg, err = workload.Preset(w.YCSB)
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if len(w.Operations) > 0 {
+		cfg.Mix = [workload.NumOpTypes]float64{}
+		for name, weight := range w.Operations {
+			t, ok := workload.ParseOpType(name)
+			if !ok {
+				return cfg, fmt.Errorf("workload.operations: unknown operation %q", name)
+			}
+			cfg.Mix[t] = weight
+		}
+	}
+	cfg.RecordCount = w.RecordCount
+	cfg.FieldCount = w.FieldCount
+	cfg.FieldLength = w.FieldLength
+	if w.RequestDistribution != "" {
+		cfg.RequestDistribution = w.RequestDistribution
+	}
+	cfg.ZipfianConstant = w.ZipfianConstant
+	cfg.HotspotDataFraction = w.HotspotDataFraction
+	cfg.HotspotOpnFraction = w.HotspotOpnFraction
+	cfg.MaxScanLength = w.MaxScanLength
+	cfg.ScanLengthDistribution = w.ScanLengthDistribution
+	if w.ReadAllFields != nil {
+		cfg.ReadAllFields = *w.ReadAllFields
+	}
+	if w.WriteAllFields != nil {
+		cfg.WriteAllFields = *w.WriteAllFields
+	}
+	cfg.OrderedInserts = w.InsertOrder == "ordered"
+	return cfg, cfg.Validate()
+}

@@ -1,0 +1,241 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/probe"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// limitedServer serves at most rate requests per second: each request
+// takes the next free slot of a 1/rate grid and waits for it, so requests
+// beyond the capacity queue and their latency grows (a token bucket of
+// depth one with an unbounded FIFO queue).
+func limitedServer(t *testing.T, rate float64) *httptest.Server {
+	var mu sync.Mutex
+	var next time.Time
+	gap := time.Duration(float64(time.Second) / rate)
+	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		now := time.Now()
+		mu.Lock()
+		slot := next
+		if slot.Before(now) {
+			slot = now
+		}
+		next = slot.Add(gap)
+		mu.Unlock()
+		time.Sleep(time.Until(slot))
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+var estimateLine = regexp.MustCompile(`estimate: (\S+) req/s at p90 <= 150ms \((\d+) windows\)`)
+
+// The real probe, end to end: the http target against a server of 400
+// req/s, 2 s windows from 100 req/s. The estimate must land within 15% of
+// the designed capacity, and every window and second must be stored.
+func TestProbeFindsHTTPServerCapacity(t *testing.T) {
+	srv := limitedServer(t, 400)
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "web.yaml")
+	src := fmt.Sprintf(`name: web
+target: {type: http, base_url: %q, read: {path: "/kv/{key}"}}
+workload: {ycsb: c, record_count: 1000}
+load: {model: open, rates: [1]}
+phases: {populate: false}
+`, srv.URL)
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"probe", specPath, "--start-rate", "100", "--window", "2s", "-o", filepath.Join(dir, "out")}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	t.Log("\n" + out.String())
+	m := estimateLine.FindStringSubmatch(out.String())
+	if m == nil {
+		t.Fatalf("no estimate:\n%s\n%s", out.String(), errOut.String())
+	}
+	est, _ := strconv.ParseFloat(m[1], 64)
+	if math.Abs(est-400) > 0.15*400 {
+		t.Fatalf("estimate %v req/s is not within 15%% of 400:\n%s", est, out.String())
+	}
+	db := resultsDB.FindStringSubmatch(out.String())
+	if db == nil {
+		t.Fatalf("no results path:\n%s", out.String())
+	}
+	st, err := store.Open(db[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ps, err := st.Probes()
+	if err != nil || len(ps) != 1 {
+		t.Fatalf("probes %v %v", ps, err)
+	}
+	p := ps[0]
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if p.Status != store.StatusCompleted || p.Stop != probe.StopSLA || p.Estimate != est || p.RTTAddr != host ||
+		math.IsNaN(p.BaselineRTTUs) || p.SLAPercentile != 90 || p.SLAThreshold != 150*time.Millisecond {
+		t.Fatalf("probe row %+v", p)
+	}
+	ws, err := st.ProbeWindows(p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(m[2])
+	if len(ws) != n || n < 4 || ws[0].Rate != 100 || ws[1].Rate != 200 {
+		t.Fatalf("%d windows stored, %d printed; first rates %v", len(ws), n, ws[0].Rate)
+	}
+	last := ws[len(ws)-1]
+	if last.Verdict != "missed SLA" || last.Phase != probe.PhaseFineTune || last.MetSLA {
+		t.Fatalf("last window %+v", last)
+	}
+	for _, w := range ws {
+		if len(w.Seconds) != 2 || w.Hist.TotalCount() != w.Completed || w.Sent != w.Completed+w.Errors || math.IsNaN(w.RTTBeforeUs) {
+			t.Fatalf("window %d: %d seconds, hist %d, completed %d, rtt %v", w.Seq, len(w.Seconds), w.Hist.TotalCount(), w.Completed, w.RTTBeforeUs)
+		}
+		var sent int64
+		for _, s := range w.Seconds {
+			sent += s.Sent
+		}
+		if sent != w.Sent {
+			t.Fatalf("window %d: seconds sum to %d sent, window %d", w.Seq, sent, w.Sent)
+		}
+	}
+}
+
+// SIGINT during a window stops the probe at once, keeps the windows done so
+// far, marks the probe interrupted and exits 130.
+func TestProbeInterrupt(t *testing.T) {
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "null.yaml")
+	src := `name: nullprobe
+target: {type: null, service_time: 1ms, servers: 4}
+workload: {ycsb: c, record_count: 100}
+load: {model: open, rates: [1]}
+`
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(binary, "probe", specPath, "--start-rate", "50", "--window", "2s", "-o", filepath.Join(dir, "out"))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := bufio.NewScanner(stdout)
+	var seen []string
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+		if strings.Contains(lines.Text(), "accepted") {
+			break // the first window is stored; the second one is running
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	for lines.Scan() {
+		seen = append(seen, lines.Text())
+	}
+	err = cmd.Wait()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit %v, want %d\n%s\n%s", err, ExitInterrupted, strings.Join(seen, "\n"), e.String())
+	}
+	m := regexp.MustCompile(`interrupted: (\d+) windows stored in (\S+)`).FindStringSubmatch(e.String())
+	if m == nil {
+		t.Fatalf("stderr %q", e.String())
+	}
+	st, err := store.Open(m[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ps, _ := st.Probes()
+	if len(ps) != 1 || ps[0].Status != store.StatusInterrupted || ps[0].Stop != probe.StopInterrupted || ps[0].RTTAddr != "" {
+		t.Fatalf("probes %+v", ps)
+	}
+	ws, _ := st.ProbeWindows(ps[0].ID)
+	if strconv.Itoa(len(ws)) != m[1] || len(ws) != 2 || !ws[0].Accepted || ws[1].Verdict != "interrupted" || !ws[1].Discarded {
+		t.Fatalf("windows %+v", ws)
+	}
+}
+
+func TestProbeUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"probe", "testdata/null.yaml", "--window", "1500ms"}, "--window: 1.5s must be a whole number of seconds"},
+		{[]string{"probe", "testdata/null.yaml", "--start-rate", "0"}, "--start-rate: 0 must be"},
+		{[]string{"probe", "testdata/null.yaml", "--max-errors", "2"}, "--max-errors: 2 must be"},
+		{[]string{"probe", "testdata/null.yaml", "--no-rtt", "--rtt-addr", "h:1"}, "either --rtt-addr or --no-rtt"},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(c.args, &out, &errOut)
+		if code != ExitUsage || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%v: exit %d, %q", c.args, code, errOut.String())
+		}
+	}
+}
+
+func TestRTTAddress(t *testing.T) {
+	for _, c := range []struct {
+		target, want, why string
+	}{
+		{`{type: http, base_url: "http://10.0.0.5:8080/api", read: {path: /x}}`, "10.0.0.5:8080", ""},
+		{`{type: http, base_url: "https://kv.example.com", read: {path: /x}}`, "kv.example.com:443", ""},
+		{`{type: http, base_url: "http://[::1]", read: {path: /x}}`, "[::1]:80", ""},
+		{`{type: postgres}`, "127.0.0.1:5432", ""},
+		{`{type: postgres, host: db1, port: 6432}`, "db1:6432", ""},
+		{`{type: postgres, host: /var/run/postgresql}`, "", "Unix socket"},
+		{`{type: postgres, managed: {port: 15432}}`, "127.0.0.1:15432", ""},
+		{`{type: postgres, managed: {}}`, "", "picked when it starts"},
+		{`{type: mysql, host: db2, user: u, database: d}`, "db2:3306", ""},
+		{`{type: sqlite}`, "", "no network address"},
+	} {
+		src := "name: a\ntarget: " + c.target + "\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"
+		s, err := spec.Parse("a.yaml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.target, err)
+		}
+		addr, why := rttAddress(s, nil)
+		if addr != c.want || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
+			t.Errorf("%s: %q, %q", c.target, addr, why)
+		}
+	}
+	// A target that reports its own address (redis) is asked first.
+	s, _ := spec.Parse("a.yaml", []byte("name: a\ntarget: {type: null}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
+	if addr, _ := rttAddress(s, addressed{"10.1.1.1:6379"}); addr != "10.1.1.1:6379" {
+		t.Errorf("addressed target: %q", addr)
+	}
+}
+
+type addressed struct{ addr string }
+
+func (a addressed) Address() string { return a.addr }

@@ -1,0 +1,112 @@
+package probe
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/null"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+func testWorkload(t *testing.T, records int64) workload.Config {
+	t.Helper()
+	w, err := workload.Preset("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.RecordCount = records
+	return w
+}
+
+// One 1 s window of constant arrivals at 200 req/s against the null target:
+// the schedule has exactly 200 requests, each either sent or dropped, and
+// the window has one second.
+func TestEngineRunnerWindow(t *testing.T) {
+	w := testWorkload(t, 100)
+	gen, err := workload.New(w, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &EngineRunner{
+		Target: null.New(null.Options{}), Generator: gen, Arrival: "constant", MaxInFlight: 8,
+		LateAfter: time.Millisecond, DropAfter: 100 * time.Millisecond, Timeout: time.Second, Seed: 1,
+	}
+	for k := 0; k < 2; k++ {
+		res, err := r.RunWindow(context.Background(), 200, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Seconds) != 1 || res.Interrupted {
+			t.Fatalf("seconds %d, interrupted %v", len(res.Seconds), res.Interrupted)
+		}
+		s := res.Seconds[0]
+		if s.Completed+s.Errors+s.Dropped != 200 || s.Errors != 0 || s.Hist.TotalCount() != s.Completed {
+			t.Fatalf("window %d: completed %d errors %d dropped %d hist %d", k, s.Completed, s.Errors, s.Dropped, s.Hist.TotalCount())
+		}
+		if res.Offered != float64(s.Completed) || res.Start.IsZero() {
+			t.Fatalf("offered %v for %d sent", res.Offered, s.Completed)
+		}
+	}
+	if _, err := r.RunWindow(context.Background(), 200, 1500*time.Millisecond); err == nil {
+		t.Fatal("a window of 1.5 s was accepted")
+	}
+}
+
+func TestEngineRunnerInterrupted(t *testing.T) {
+	gen, _ := workload.New(testWorkload(t, 100), 1)
+	r := &EngineRunner{
+		Target: null.New(null.Options{}), Generator: gen, Arrival: "poisson", MaxInFlight: 8,
+		LateAfter: time.Millisecond, DropAfter: 100 * time.Millisecond, Timeout: time.Second,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res, err := r.RunWindow(ctx, 100, 5*time.Second)
+	if err != nil || !res.Interrupted || len(res.Seconds) != 5 {
+		t.Fatalf("%v %+v", err, res)
+	}
+}
+
+// countingTarget counts the operations its clients execute, by type.
+type countingTarget struct {
+	mu  sync.Mutex
+	ops map[workload.OpType]int
+	max uint64
+}
+
+func (c *countingTarget) Prepare(context.Context, workload.Config, bool) error { return nil }
+func (c *countingTarget) NewClient(context.Context) (target.Client, error) {
+	return countingClient{c}, nil
+}
+func (c *countingTarget) Close() error { return nil }
+
+type countingClient struct{ t *countingTarget }
+
+func (c countingClient) Do(_ context.Context, op *workload.Op) error {
+	c.t.mu.Lock()
+	c.t.ops[op.Type]++
+	c.t.max = max(c.t.max, op.KeyNum)
+	c.t.mu.Unlock()
+	return nil
+}
+func (countingClient) Close() error { return nil }
+
+// Populate inserts record_count records numbered 0..record_count-1 through
+// Do when the client has no bulk loader.
+func TestPopulateInsertsRecordCount(t *testing.T) {
+	tgt := &countingTarget{ops: map[workload.OpType]int{}}
+	var last int64
+	if err := Populate(context.Background(), tgt, testWorkload(t, 1234), 7, func(done, total int64) { last = done }); err != nil {
+		t.Fatal(err)
+	}
+	if tgt.ops[workload.Insert] != 1234 || len(tgt.ops) != 1 || tgt.max != 1233 || last != 1234 {
+		t.Fatalf("ops %v, max key %d, progress %d", tgt.ops, tgt.max, last)
+	}
+	w := testWorkload(t, 10)
+	w.Statements = []workload.Statement{{Name: "q"}}
+	if err := Populate(context.Background(), tgt, w, 7, nil); err == nil {
+		t.Fatal("a statement workload was populated through a target without a dataset loader")
+	}
+}

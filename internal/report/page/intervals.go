@@ -1,0 +1,492 @@
+package page
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
+	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// runSeries is one completed run's measured phase, interval by interval.
+// Times are seconds from the start of the measured phase.
+type runSeries struct {
+	run    store.Run
+	at     []float64                // start of each interval
+	tput   []float64                // successful requests per second
+	p99    []float64                // µs; NaN when nothing succeeded
+	breach []bool                   // the SLO rule failed in the interval
+	ivSecs float64                  // interval length
+	cpu    map[string][]chart.Point // host -> util_pct of the whole host
+	disk   map[string][]chart.Point // host -> read + write ops/s summed over its disks
+}
+
+// seriesOf folds a run's intervals (one row per operation type) into one
+// row per interval. Intervals shorter than half of nominal (the partial one
+// the engine may write when the measured phase ends mid-interval) are left
+// out: a rate over a few milliseconds is noise beside whole intervals. It
+// returns how many it left out.
+func seriesOf(rd levels.RunData, slo *levels.SLO, nominal time.Duration) (runSeries, int) {
+	rs := runSeries{run: rd.Run}
+	short := 0
+	origin := rd.Run.Summary.MeasureStart
+	if origin.IsZero() && len(rd.Intervals) > 0 {
+		origin = rd.Intervals[0].Start
+	}
+	// One histogram, reset per interval, merges the operation types:
+	// allocating a full-range histogram per interval would dominate the
+	// report's time on long runs.
+	merged := store.NewHistogram()
+	for i := 0; i < len(rd.Intervals); {
+		start := rd.Intervals[i].Start
+		var count, offeredSLO int64
+		var dur time.Duration
+		var hists []*hdrhistogram.Histogram
+		var sloHist *hdrhistogram.Histogram
+		for ; i < len(rd.Intervals) && rd.Intervals[i].Start.Equal(start); i++ {
+			iv := rd.Intervals[i]
+			count += iv.Count
+			dur = max(dur, iv.Duration)
+			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
+				hists = append(hists, iv.Hist)
+			}
+			if slo != nil && (slo.Op == "" || slo.Op == iv.Op) {
+				offeredSLO += iv.Count + iv.Errors + iv.Dropped
+				if slo.Op != "" {
+					sloHist = iv.Hist // one row per operation type and interval
+				}
+			}
+		}
+		if dur < nominal/2 {
+			short++
+			continue
+		}
+		// p99 = F^-1(0.99) over the interval's successful requests of every
+		// operation type (seed-digest §1), from their merged histogram.
+		var all *hdrhistogram.Histogram
+		switch len(hists) {
+		case 0:
+		case 1:
+			all = hists[0]
+		default:
+			merged.Reset()
+			for _, h := range hists {
+				merged.Merge(h)
+			}
+			all = merged
+		}
+		if slo != nil && slo.Op == "" {
+			sloHist = all
+		}
+		rs.at = append(rs.at, start.Sub(origin).Seconds())
+		tput, p99 := math.NaN(), math.NaN()
+		if dur > 0 {
+			tput = float64(count) / dur.Seconds()
+		}
+		if all != nil {
+			p99 = float64(all.ValueAtQuantile(99))
+		}
+		rs.tput, rs.p99 = append(rs.tput, tput), append(rs.p99, p99)
+		// The SLO rule of the load response (levels), applied to one
+		// interval: fewer than Percentile % of the offered requests
+		// (completed, failed or dropped) succeeded within the threshold.
+		breach := false
+		if slo != nil && offeredSLO > 0 {
+			within := 0.0
+			if sloHist != nil {
+				within = float64(countAtMost(sloHist, slo.Threshold.Microseconds())) / float64(offeredSLO)
+			}
+			breach = within < slo.Percentile/100
+		}
+		rs.breach = append(rs.breach, breach)
+		rs.ivSecs = math.Max(rs.ivSecs, dur.Seconds())
+	}
+	return rs, short
+}
+
+// countAtMost counts recorded values no greater than limit (µs), counting a
+// bucket only when all of it is within the limit, as levels does, so that
+// histogram precision never makes an SLO look met.
+func countAtMost(h *hdrhistogram.Histogram, limit int64) int64 {
+	// Max is the top of the highest bucket: when it is within the limit,
+	// every value is, and the costlier walk over buckets is not needed.
+	if h.Max() <= limit {
+		return h.TotalCount()
+	}
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.Count > 0 && b.To <= limit {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// addSamples reads the run's CPU and disk samples inside its measured
+// window.
+func (rs *runSeries) addSamples(st *store.Store) error {
+	from, to := rs.run.Summary.MeasureStart, rs.run.Summary.MeasureEnd
+	if from.IsZero() || !to.After(from) {
+		return nil
+	}
+	f := store.SampleFilter{RunID: rs.run.ID, From: from, To: to}
+	cpuF := f
+	cpuF.Resource, cpuF.Metric = monitor.ResourceCPU, monitor.CPUUtilPct
+	cpu, err := st.Samples(cpuF)
+	if err != nil {
+		return err
+	}
+	rs.cpu = map[string][]chart.Point{}
+	for _, s := range cpu {
+		rs.cpu[s.Host] = append(rs.cpu[s.Host], chart.Point{X: s.Start.Sub(from).Seconds(), Y: chart.Num(s.Value)})
+	}
+	type key struct {
+		host string
+		at   int64
+	}
+	ops := map[key]float64{}
+	for _, m := range []string{monitor.DiskReadOps, monitor.DiskWriteOps} {
+		g := f
+		g.Metric = m
+		xs, err := st.Samples(g)
+		if err != nil {
+			return err
+		}
+		for _, s := range xs {
+			if strings.HasPrefix(s.Resource, monitor.ResourceDiskPrefix) {
+				ops[key{s.Host, s.Start.UnixNano()}] += s.Value
+			}
+		}
+	}
+	keys := make([]key, 0, len(ops))
+	for k := range ops {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].host != keys[j].host {
+			return keys[i].host < keys[j].host
+		}
+		return keys[i].at < keys[j].at
+	})
+	rs.disk = map[string][]chart.Point{}
+	for _, k := range keys {
+		x := time.Unix(0, k.at).Sub(from).Seconds()
+		rs.disk[k.host] = append(rs.disk[k.host], chart.Point{X: x, Y: chart.Num(ops[k])})
+	}
+	return nil
+}
+
+func intervalsSection(st *store.Store, in levels.Input, sum levels.Summary, set setting) (Section, error) {
+	sec := Section{ID: "intervals", Title: "Interval by interval"}
+	nominal := set.interval
+	if nominal == 0 {
+		for _, rd := range in.Runs {
+			for _, iv := range rd.Intervals {
+				nominal = max(nominal, iv.Duration)
+			}
+		}
+	}
+	byLevel := map[int][]runSeries{}
+	short := 0
+	for _, rd := range in.Runs {
+		rs, n := seriesOf(rd, set.slo, nominal)
+		short += n
+		if err := rs.addSamples(st); err != nil {
+			return sec, err
+		}
+		byLevel[rd.Run.LevelIndex] = append(byLevel[rd.Run.LevelIndex], rs)
+	}
+	for _, rss := range byLevel {
+		sort.Slice(rss, func(i, j int) bool { return rss[i].run.Repetition < rss[j].run.Repetition })
+	}
+	if len(in.Runs) == 0 {
+		sec.Summary = "No run completed, so there are no intervals to show."
+		return sec, nil
+	}
+	ivSecs := nominal.Seconds()
+	evs, err := st.Events(-1)
+	if err != nil {
+		return sec, err
+	}
+	src := fmt.Sprintf("every interval of the measured phase of %s, %s intervals", plural(len(in.Runs), "completed run"), seconds(ivSecs))
+	if short > 0 {
+		src += fmt.Sprintf(" (%s shorter than half an interval, at the end of a run, left out)", plural(short, "partial interval"))
+	}
+	sec.Summary = intervalFinding(sum, byLevel, set)
+	sec.Blocks = append(sec.Blocks, Block{Chart: throughputBoxes(sum, byLevel, set, src)})
+	if h := p99Heat(sum, byLevel, set, ivSecs, src); h != nil {
+		sec.Blocks = append(sec.Blocks, Block{Chart: h})
+	}
+	for i, l := range sum.Levels {
+		rss := byLevel[l.Index]
+		name := fmt.Sprintf("Level %d/%d, %s", i+1, len(sum.Levels), set.loadText(l.Level))
+		lsrc := fmt.Sprintf("each whole interval of the measured phase of %s at %s, %s intervals; time from the start of each run's measured phase",
+			plural(len(rss), "completed run"), set.loadText(l.Level), seconds(ivSecs))
+		rules := eventRules(evs, rss)
+		sec.Blocks = append(sec.Blocks, Block{Chart: levelThroughput(i, name, l, rss, rules, set, lsrc)})
+		sec.Blocks = append(sec.Blocks, Block{Chart: levelP99(i, name, rss, rules, set, lsrc)})
+		if c := levelResource(i, name, rss, rules, lsrc, "cpu"); c != nil {
+			sec.Blocks = append(sec.Blocks, Block{Chart: c})
+		}
+		if c := levelResource(i, name, rss, rules, lsrc, "disk"); c != nil {
+			sec.Blocks = append(sec.Blocks, Block{Chart: c})
+		}
+	}
+	return sec, nil
+}
+
+// intervalFinding says how steady the runs were: the level with the widest
+// per-interval throughput spread, and how many intervals missed the SLO.
+func intervalFinding(sum levels.Summary, byLevel map[int][]runSeries, set setting) string {
+	var b strings.Builder
+	worst, worstSpread := -1, -1.0
+	var worstBox chart.Box
+	total, missed := 0, 0
+	missedAt := []string{}
+	for i, l := range sum.Levels {
+		var xs []float64
+		m := 0
+		for _, rs := range byLevel[l.Index] {
+			xs = append(xs, rs.tput...)
+			for _, br := range rs.breach {
+				total++
+				if br {
+					m++
+				}
+			}
+		}
+		if m > 0 {
+			missed += m
+			missedAt = append(missedAt, set.loadText(l.Level))
+		}
+		box := chart.BoxOf("", xs)
+		if box.N > 0 && box.Mean > 0 {
+			if spread := float64(box.P99-box.P1) / float64(box.Mean); spread > worstSpread {
+				worst, worstSpread, worstBox = i, spread, box
+			}
+		}
+	}
+	switch {
+	case worst >= 0 && worstSpread < 1e-9:
+		b.WriteString("Throughput was steady: every interval of a level completed as many requests as the others. ")
+	case worst >= 0:
+		fmt.Fprintf(&b, "Per-interval throughput varies most at %s: from %s to %s ok/s (1st to 99th percentile of its intervals, mean %s). ",
+			set.loadText(sum.Levels[worst].Level), chart.Value(float64(worstBox.P1)), chart.Value(float64(worstBox.P99)), chart.Value(float64(worstBox.Mean)))
+	}
+	if set.slo != nil {
+		if missed == 0 {
+			fmt.Fprintf(&b, "Every measured interval met the SLO %s.", sloText(set.slo))
+		} else {
+			fmt.Fprintf(&b, "%d of %d measured intervals (%.1f%%) missed the SLO %s, at %s; they are shaded in the latency charts.",
+				missed, total, 100*float64(missed)/float64(total), sloText(set.slo), strings.Join(missedAt, ", "))
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func throughputBoxes(sum levels.Summary, byLevel map[int][]runSeries, set setting, src string) *chart.Chart {
+	bx := &chart.Boxes{X: set.loadAxis(), Y: chart.Axis{Label: "throughput per interval", Unit: "ok/s", Min: chart.At(0)}}
+	for _, l := range sum.Levels {
+		var xs []float64
+		for _, rs := range byLevel[l.Index] {
+			xs = append(xs, rs.tput...)
+		}
+		bx.Boxes = append(bx.Boxes, chart.BoxOf(chart.Value(l.Level), xs))
+	}
+	return &chart.Chart{ID: "interval-throughput", Title: "Throughput per interval by level", Boxes: bx,
+		Source: src + "; all repetitions of a level pooled"}
+}
+
+// p99Heat shows the p99 of every interval (columns) at every level (rows),
+// the mean over repetitions: where in a run and at which load latency rose.
+func p99Heat(sum levels.Summary, byLevel map[int][]runSeries, set setting, ivSecs float64, src string) *chart.Chart {
+	if ivSecs <= 0 {
+		return nil
+	}
+	cols := 0
+	maxUS := 0.0
+	var all []float64
+	for _, rss := range byLevel {
+		for _, rs := range rss {
+			for j, at := range rs.at {
+				cols = max(cols, int(math.Round(at/ivSecs))+1)
+				if !math.IsNaN(rs.p99[j]) {
+					maxUS = math.Max(maxUS, rs.p99[j])
+					all = append(all, rs.p99[j])
+				}
+			}
+		}
+	}
+	if cols == 0 || len(all) == 0 {
+		return nil
+	}
+	unit, div := latencyUnit(maxUS)
+	h := &chart.HeatMap{X: chart.Axis{Label: "interval start", Unit: "s"}, Y: set.loadAxis(),
+		Scale: chart.Axis{Label: "p99 latency", Unit: unit, Log: wantLog(all)}}
+	for c := range cols {
+		h.XLabels = append(h.XLabels, chart.Value(float64(c)*ivSecs))
+	}
+	for _, l := range sum.Levels {
+		h.YLabels = append(h.YLabels, chart.Value(l.Level))
+		sums, ns := make([]float64, cols), make([]int, cols)
+		for _, rs := range byLevel[l.Index] {
+			for j, at := range rs.at {
+				if c := int(math.Round(at / ivSecs)); c >= 0 && c < cols && !math.IsNaN(rs.p99[j]) {
+					sums[c] += rs.p99[j]
+					ns[c]++
+				}
+			}
+		}
+		row := make([]chart.Num, cols)
+		for c := range row {
+			row[c] = chart.NaN
+			if ns[c] > 0 {
+				row[c] = chart.Num(sums[c] / float64(ns[c]) / div)
+			}
+		}
+		h.Values = append(h.Values, row)
+	}
+	return &chart.Chart{ID: "interval-p99-heatmap", Title: "p99 latency per interval and level", Heat: h,
+		Source: src + "; each cell is the mean over repetitions of the interval's p99 of successful requests, all operation types together; grey = no successful request"}
+}
+
+func repName(rs runSeries) string { return fmt.Sprintf("rep %d", rs.run.Repetition) }
+
+// eventRules marks events that happened inside a run's measured phase.
+func eventRules(evs []store.Event, rss []runSeries) []chart.Rule {
+	var rules []chart.Rule
+	for _, rs := range rss {
+		from, to := rs.run.Summary.MeasureStart, rs.run.Summary.MeasureEnd
+		for _, e := range evs {
+			if e.RunID == rs.run.ID && !e.Time.Before(from) && e.Time.Before(to) {
+				rules = append(rules, chart.Rule{Axis: "x", Value: e.Time.Sub(from).Seconds(), Label: e.Kind + " (" + repName(rs) + ")"})
+			}
+		}
+	}
+	return rules
+}
+
+func levelThroughput(i int, name string, l levels.Level, rss []runSeries, rules []chart.Rule, set setting, src string) *chart.Chart {
+	line := &chart.Line{X: chart.Axis{Label: "time", Unit: "s"}, Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Rules: rules}
+	for _, rs := range rss {
+		s := chart.Series{Name: repName(rs)}
+		for j, at := range rs.at {
+			s.Points = append(s.Points, chart.Point{X: at, Y: chart.Num(rs.tput[j])})
+		}
+		line.Series = append(line.Series, s)
+	}
+	if set.model == "open" && len(rss) > 0 && len(rss[0].at) > 0 {
+		first, last := rss[0].at[0], rss[0].at[len(rss[0].at)-1]
+		line.Series = append(line.Series, chart.Series{Name: "offered", Dashed: true,
+			Points: []chart.Point{{X: first, Y: chart.Num(l.Level)}, {X: last, Y: chart.Num(l.Level)}}})
+	}
+	return &chart.Chart{ID: fmt.Sprintf("level%d-throughput", i+1), Title: name + ": throughput per interval", Source: src, Line: line}
+}
+
+func levelP99(i int, name string, rss []runSeries, rules []chart.Rule, set setting, src string) *chart.Chart {
+	maxUS := 0.0
+	var all []float64
+	for _, rs := range rss {
+		for _, v := range rs.p99 {
+			if !math.IsNaN(v) {
+				maxUS = math.Max(maxUS, v)
+				all = append(all, v)
+			}
+		}
+	}
+	if set.slo != nil {
+		maxUS = math.Max(maxUS, float64(set.slo.Threshold.Microseconds()))
+	}
+	unit, div := latencyUnit(maxUS)
+	line := &chart.Line{X: chart.Axis{Label: "time", Unit: "s"}, Y: chart.Axis{Label: "p99 latency", Unit: unit, Log: wantLog(all)}, Rules: rules}
+	if !line.Y.Log {
+		line.Y.Min = chart.At(0)
+	}
+	for _, rs := range rss {
+		s := chart.Series{Name: repName(rs)}
+		for j, at := range rs.at {
+			s.Points = append(s.Points, chart.Point{X: at, Y: chart.Num(rs.p99[j] / div)})
+		}
+		line.Series = append(line.Series, s)
+		// Consecutive intervals that missed the SLO form one shaded period.
+		for j := 0; j < len(rs.breach); j++ {
+			if !rs.breach[j] {
+				continue
+			}
+			k := j
+			for k+1 < len(rs.breach) && rs.breach[k+1] {
+				k++
+			}
+			to := rs.at[k] + rs.ivSecs
+			line.Ranges = append(line.Ranges, chart.Range{From: rs.at[j], To: to,
+				Label: fmt.Sprintf("%s: SLO missed from %s to %s", repName(rs), seconds(rs.at[j]), seconds(to))})
+			j = k
+		}
+	}
+	if set.slo != nil {
+		line.Rules = append(line.Rules, chart.Rule{Axis: "y", Value: float64(set.slo.Threshold.Microseconds()) / div, Label: "SLO threshold " + set.slo.Threshold.String()})
+		line.RangesName = "interval missed the SLO " + sloText(set.slo)
+	}
+	return &chart.Chart{ID: fmt.Sprintf("level%d-p99", i+1), Title: name + ": p99 latency per interval", Line: line,
+		Source: src + "; p99 of successful requests, all operation types together"}
+}
+
+// levelResource draws host CPU utilisation ("cpu") or disk operations
+// ("disk") per interval, one line per host and repetition.
+func levelResource(i int, name string, rss []runSeries, rules []chart.Rule, src, what string) *chart.Chart {
+	hosts := map[string]bool{}
+	for _, rs := range rss {
+		m := rs.cpu
+		if what == "disk" {
+			m = rs.disk
+		}
+		for h, pts := range m {
+			if len(pts) > 0 {
+				hosts[h] = true
+			}
+		}
+	}
+	if len(hosts) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(hosts))
+	for h := range hosts {
+		names = append(names, h)
+	}
+	sort.Strings(names)
+	line := &chart.Line{X: chart.Axis{Label: "time", Unit: "s"}, Rules: rules}
+	c := &chart.Chart{ID: fmt.Sprintf("level%d-%s", i+1, what), Line: line}
+	if what == "cpu" {
+		line.Y = chart.Axis{Label: "host CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}
+		c.Title = name + ": host CPU utilisation per interval"
+		c.Source = src + "; util_pct of each host's whole CPU (100 - idle - iowait)"
+	} else {
+		line.Y = chart.Axis{Label: "disk operations", Unit: "ops/s", Min: chart.At(0)}
+		c.Title = name + ": disk operations per interval"
+		c.Source = src + "; reads + writes per second summed over each host's sampled disks"
+	}
+	for _, h := range names {
+		for _, rs := range rss {
+			m := rs.cpu
+			if what == "disk" {
+				m = rs.disk
+			}
+			if len(m[h]) == 0 {
+				continue
+			}
+			label := repName(rs)
+			if len(names) > 1 {
+				label = h + " " + label
+			}
+			line.Series = append(line.Series, chart.Series{Name: label, Points: m[h]})
+		}
+	}
+	return c
+}

@@ -167,9 +167,132 @@ type executor struct {
 	rs      resetState
 	lab     *lab.Lab // nil when the spec has no lab
 	killed  bool     // a kill event stopped the target's server in this run
+	tr      treatmentRun
 }
 
-func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (_ Outcome, err error) {
+// Setup is a target ready for load: the spec's lab (if it has one) is up,
+// with the target's managed server on its host, and the target is open.
+type Setup struct {
+	Target target.Target
+	Lab    *lab.Lab // nil without a lab: section
+	keep   bool
+}
+
+// OpenTarget brings up the spec's lab (recording it in st) and opens its
+// target in results directory dir. Close undoes both. The probe uses it
+// too, so that a target placed on a lab host works the same there.
+func OpenTarget(s *spec.Spec, dir string, st *store.Store, prog progress.Reporter) (*Setup, error) {
+	if prog == nil {
+		prog = progress.Quiet()
+	}
+	f, ok := registry.Lookup(s.Target.Type)
+	if !ok {
+		return nil, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
+	}
+	specDir := ""
+	if s.File != "" {
+		specDir = filepath.Dir(s.File)
+	}
+	env := registry.Env{Dir: dir}
+	su := &Setup{}
+	if s.Lab != nil {
+		lb, err := upLab(s, specDir, st, prog)
+		if err != nil {
+			return nil, fmt.Errorf("lab: %w", err)
+		}
+		su.Lab, su.keep = lb, s.Lab.Keep
+		env.Lab = placer(lb)
+	}
+	tgt, err := f.Open(s.Target.Options, env)
+	if err != nil {
+		if su.Lab != nil {
+			err = errors.Join(err, su.Lab.Close(su.keep))
+		}
+		return nil, err
+	}
+	su.Target = tgt
+	return su, nil
+}
+
+// Close closes the target (stopping the servers it runs), then takes the
+// lab down when this process brought it up and the spec did not keep it.
+func (su *Setup) Close() error {
+	var errs []error
+	if su.Target != nil {
+		errs = append(errs, su.Target.Close())
+	}
+	if su.Lab != nil {
+		if err := su.Lab.Close(su.keep); err != nil {
+			errs = append(errs, fmt.Errorf("lab: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// treatmentRun is one treatment of a campaign as the executor runs it.
+type treatmentRun struct {
+	name     string
+	slotBase int           // added to plan slots in the store (spec.SlotsPerTreatment apart)
+	planned  time.Duration // left to run in earlier treatments' plans (progress)
+	total    time.Duration // left to run in the whole campaign (progress)
+}
+
+// execute runs every treatment of the campaign in order (or the campaign
+// itself when it has none), each with its own target and lab.
+func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (Outcome, error) {
+	if len(s.Treatments) == 0 {
+		out, err := executeTreatment(ctx, s, treatmentRun{total: -1}, st, dir, opt)
+		out.Spec = s
+		return out, err
+	}
+	done, err := st.CompletedSlots()
+	if err != nil {
+		return Outcome{Dir: dir, StorePath: st.Path(), Spec: s}, err
+	}
+	left := make([]time.Duration, len(s.Treatments))
+	var total time.Duration
+	for i, t := range s.Treatments {
+		per := perRunTime(t.Spec)
+		for _, p := range t.Spec.Plan() {
+			if !done[i*spec.SlotsPerTreatment+p.Slot] {
+				left[i] += per
+			}
+		}
+		total += left[i]
+	}
+	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
+	var before time.Duration
+	var errs []error
+	for i, t := range s.Treatments {
+		tr := treatmentRun{name: t.Name, slotBase: i * spec.SlotsPerTreatment, planned: before, total: total}
+		before += left[i]
+		o, err := executeTreatment(ctx, t.Spec, tr, st, dir, opt)
+		out.Runs += o.Runs
+		out.Completed += o.Completed
+		out.Failed += o.Failed
+		if err == nil {
+			continue
+		}
+		err = fmt.Errorf("treatment %s: %w", t.Name, err)
+		if errors.Is(err, ErrInterrupted) || isFatal(err) || (o.Failed > 0 && s.OnFailure == "stop") || o.Runs == 0 {
+			return out, err
+		}
+		errs = append(errs, err)
+	}
+	return out, errors.Join(errs...)
+}
+
+// perRunTime is how long one run of s takes: warmup (rounded up to whole
+// intervals, as the engine does), measured phase and cooldown.
+func perRunTime(s *spec.Spec) time.Duration {
+	interval := s.Interval.Duration
+	warm := (s.Phases.Warmup.Duration + interval - 1) / interval * interval
+	return warm + s.Phases.Measure.Duration + s.Phases.Cooldown.Duration
+}
+
+// executeTreatment runs one treatment's plan (the whole campaign when the
+// spec has no treatments).
+func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *store.Store, dir string, opt Options) (_ Outcome, err error) {
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
 	if opt.Configure != nil {
 		opt.Configure(s)
@@ -182,30 +305,16 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if err != nil {
 		return out, err
 	}
-	f, ok := registry.Lookup(s.Target.Type)
-	if !ok {
-		return out, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
-	}
-	env := registry.Env{Dir: dir}
-	var lb *lab.Lab
-	if s.Lab != nil {
-		if lb, err = upLab(s, specDir, st, progressOf(opt)); err != nil {
-			return out, fmt.Errorf("lab: %w", err)
-		}
-		// Registered first, so it runs last: after the target (and the
-		// servers it runs on lab hosts) has closed.
-		defer func() {
-			if cerr := lb.Close(s.Lab.Keep); cerr != nil && err == nil {
-				err = fmt.Errorf("lab: %w", cerr)
-			}
-		}()
-		env.Lab = placer(lb)
-	}
-	tgt, err := f.Open(s.Target.Options, env)
+	setup, err := OpenTarget(s, dir, st, progressOf(opt))
 	if err != nil {
 		return out, err
 	}
-	defer tgt.Close()
+	defer func() {
+		if cerr := setup.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}()
+	tgt, lb := setup.Target, setup.Lab
 	if err := checkReset(s.Reset, tgt, s.Target.Type); err != nil {
 		return out, err
 	}
@@ -214,16 +323,18 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if err != nil {
 		return out, err
 	}
-	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), lab: lb}
+	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), lab: lb, tr: tr}
 	defer ex.prog.Finish()
 	out.Runs = len(ex.plan)
-	interval := s.Interval.Duration
-	warm := (s.Phases.Warmup.Duration + interval - 1) / interval * interval
-	ex.perRun = warm + s.Phases.Measure.Duration + s.Phases.Cooldown.Duration
+	ex.perRun = perRunTime(s)
 	for _, p := range ex.plan {
-		if !done[p.Slot] {
+		if !done[tr.slotBase+p.Slot] {
 			ex.total += ex.perRun
 		}
+	}
+	if tr.total >= 0 {
+		// Progress counts the whole campaign across treatments.
+		ex.total, ex.done = tr.total, tr.planned
 	}
 
 	if ex.sampler, err = newSampler(s.Monitor, serverPIDs(tgt)); err != nil {
@@ -271,9 +382,13 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 		return out, err
 	}
 
-	out.Completed = len(done)
 	for _, p := range ex.plan {
-		if done[p.Slot] {
+		if done[tr.slotBase+p.Slot] {
+			out.Completed++
+		}
+	}
+	for _, p := range ex.plan {
+		if done[tr.slotBase+p.Slot] {
 			continue
 		}
 		if ctx.Err() != nil {

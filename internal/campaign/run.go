@@ -101,9 +101,13 @@ func (ex *executor) lastKeySpace() (keySpace, error) {
 	if err != nil {
 		return keySpace{}, err
 	}
+	mine, err := ex.treatmentRuns()
+	if err != nil {
+		return keySpace{}, err
+	}
 	var next keySpace
 	for _, e := range evs {
-		if e.Kind == eventKeySpace {
+		if e.Kind == eventKeySpace && mine[e.RunID] {
 			var ks keySpace
 			if json.Unmarshal([]byte(e.Detail), &ks) == nil {
 				next = keySpace{NextInsert: max(ks.NextInsert, ks.ReservedTo), Sequences: ks.Sequences}
@@ -113,18 +117,58 @@ func (ex *executor) lastKeySpace() (keySpace, error) {
 	return next, nil
 }
 
-// populated reports whether an earlier session already populated the target.
+// treatmentRuns is the set of run IDs of this treatment (every run when
+// the campaign has no treatments): each treatment has its own target, so
+// its key space continues only its own runs'.
+func (ex *executor) treatmentRuns() (map[int64]bool, error) {
+	runs, err := ex.st.Runs()
+	if err != nil {
+		return nil, err
+	}
+	out := map[int64]bool{}
+	for _, r := range runs {
+		if r.Treatment == ex.tr.name {
+			out[r.ID] = true
+		}
+	}
+	return out, nil
+}
+
+// populatedDetail is the detail of a populated event.
+type populatedDetail struct {
+	Records   int64   `json:"records,omitempty"`
+	Rows      int64   `json:"rows,omitempty"`
+	Seconds   float64 `json:"seconds"`
+	Treatment string  `json:"treatment,omitempty"`
+}
+
+// populated reports whether an earlier session already populated this
+// treatment's target.
 func (ex *executor) populated() (bool, error) {
 	evs, err := ex.st.Events(-1)
 	if err != nil {
 		return false, err
 	}
 	for _, e := range evs {
-		if e.Kind == eventPopulated {
+		if e.Kind != eventPopulated {
+			continue
+		}
+		var d populatedDetail
+		_ = json.Unmarshal([]byte(e.Detail), &d)
+		if d.Treatment == ex.tr.name {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+func (ex *executor) addPopulated(d populatedDetail) error {
+	d.Treatment = ex.tr.name
+	b, _ := json.Marshal(d)
+	if err := ex.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: string(b)}); err != nil {
+		return &storeError{err}
+	}
+	return nil
 }
 
 // populate inserts record_count records in batches, through the target's
@@ -174,11 +218,7 @@ func (ex *executor) populate(ctx context.Context) error {
 			return fmt.Errorf("populate: inserting record %d: %w", i, err)
 		}
 	}
-	detail := fmt.Sprintf(`{"records":%d,"seconds":%.3f}`, n, time.Since(start).Seconds())
-	if err := ex.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: detail}); err != nil {
-		return &storeError{err}
-	}
-	return nil
+	return ex.addPopulated(populatedDetail{Records: n, Seconds: time.Since(start).Seconds()})
 }
 
 // loadDataset fills the tables of a statement workload through the target.
@@ -199,18 +239,19 @@ func (ex *executor) loadDataset(ctx context.Context) error {
 		}
 		return fmt.Errorf("populate: %w", err)
 	}
-	detail := fmt.Sprintf(`{"rows":%d,"seconds":%.3f}`, rows, time.Since(start).Seconds())
-	if err := ex.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: detail}); err != nil {
-		return &storeError{err}
-	}
-	return nil
+	return ex.addPopulated(populatedDetail{Rows: rows, Seconds: time.Since(start).Seconds()})
 }
 
 func (ex *executor) levelLabel(v float64) string {
+	unit := " clients"
 	if ex.s.Load.Model == "open" {
-		return strconv.FormatFloat(v, 'f', -1, 64) + " req/s"
+		unit = " req/s"
 	}
-	return strconv.FormatFloat(v, 'f', -1, 64) + " clients"
+	l := strconv.FormatFloat(v, 'f', -1, 64) + unit
+	if ex.tr.name != "" {
+		l = ex.tr.name + ", " + l
+	}
+	return l
 }
 
 func (ex *executor) update(p spec.PlannedRun, phase string, t load.Tick, live load.Totals) {
@@ -248,7 +289,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		return store.StatusInterrupted, resetErr
 	}
 	id, err := ex.st.StartRun(store.Run{
-		Seq: p.Seq, Slot: p.Slot, Model: s.Load.Model, LevelIndex: p.LevelIndex, Level: p.Level,
+		Seq: p.Seq, Slot: ex.tr.slotBase + p.Slot, Treatment: ex.tr.name, Model: s.Load.Model, LevelIndex: p.LevelIndex, Level: p.Level,
 		Repetition: p.Repetition, Start: time.Now(), Status: store.StatusRunning,
 	})
 	if err != nil {

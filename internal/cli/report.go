@@ -79,6 +79,26 @@ func printSummary(w io.Writer, path string, s *spec.Spec) error {
 			return fmt.Errorf("the spec stored in %s does not validate with this version: %w", path, err)
 		}
 	}
+	if len(s.Treatments) == 0 {
+		return printTreatment(w, st, s, "", "")
+	}
+	for i, t := range s.Treatments {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		title := fmt.Sprintf("treatment %d/%d: %s", i+1, len(s.Treatments), t.Name)
+		if len(t.Set) > 0 {
+			title += " (sets " + strings.Join(t.Set, ", ") + ")"
+		}
+		if err := printTreatment(w, st, t.Spec, t.Name, title); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// printTreatment prints the summary of one treatment's runs.
+func printTreatment(w io.Writer, st *store.Store, s *spec.Spec, treatment, title string) error {
 	var slo *levels.SLO
 	if s.SLO != nil {
 		slo = &levels.SLO{Percentile: s.SLO.Percentile, Threshold: s.SLO.Threshold.Duration, Op: s.SLO.Operation}
@@ -87,7 +107,12 @@ func printSummary(w io.Writer, path string, s *spec.Spec) error {
 	if err != nil {
 		return err
 	}
-	report.Terminal(w, header(s), levels.Summarize(in), incomplete)
+	in = in.Treatment(treatment)
+	h := header(s)
+	if title != "" {
+		h.Name += " · " + title
+	}
+	report.Terminal(w, h, levels.Summarize(in), incomplete)
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"sort"
 
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/store"
@@ -15,8 +17,20 @@ import (
 type sectionBuilder func(st *store.Store) ([]page.Section, error)
 
 // reportSections are the analyses' sections, in report order, after the
-// ones page.Build makes.
+// ones page.Build makes. Each analysis registers its builder from an init
+// function in its own file (report_*.go) with registerSection.
 var reportSections []sectionBuilder
+
+var sectionOrder []int
+
+// registerSection adds an analysis's sections to every report; order sorts
+// them (capacity 100, variability 200, scaling 300, probe 400, ESL/SLP 500,
+// bottlenecks 600).
+func registerSection(order int, b sectionBuilder) {
+	i := sort.SearchInts(sectionOrder, order+1)
+	sectionOrder = slices.Insert(sectionOrder, i, order)
+	reportSections = slices.Insert(reportSections, i, b)
+}
 
 // writeReportFiles builds the report of the store at dbPath, appends the
 // sections of extra in order, and writes report.html and report.json beside

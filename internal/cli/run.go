@@ -94,7 +94,7 @@ finishes the campaign later without repeating completed runs.`,
 					}
 					s.Output = abs
 				}
-				fmt.Fprintf(c.ErrOrStderr(), "%s: %d runs, about %v; results in %s\n", s.Name, len(s.Plan()), plannedDuration(s), s.Output)
+				fmt.Fprintf(c.ErrOrStderr(), "%s: %d runs, about %v; results in %s\n", s.Name, plannedRuns(s), plannedDuration(s), s.Output)
 				out, err = campaign.Start(ctx, s, opt)
 			}
 			prog.Finish()

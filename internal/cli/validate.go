@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,13 +27,20 @@ spec expands to. Exits 1 if any spec has a problem.`,
 					bad++
 					continue
 				}
-				plan := s.Plan()
 				reset := ""
 				if s.Reset != "none" {
 					reset = ", reset: " + s.Reset + " before each run"
 				}
-				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%d levels x %d repetitions, %s order%s), about %v\n",
-					path, len(plan), len(s.Levels()), s.Repetitions, s.Order, reset, plannedDuration(s).Round(time.Second))
+				shape := fmt.Sprintf("%d levels x %d repetitions, %s order%s", len(s.Levels()), s.Repetitions, s.Order, reset)
+				if len(s.Treatments) > 0 {
+					var names []string
+					for _, t := range s.Treatments {
+						names = append(names, t.Name)
+					}
+					shape = fmt.Sprintf("%d treatments: %s", len(s.Treatments), strings.Join(names, ", "))
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%s), about %v\n",
+					path, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
 			}
 			if bad > 0 {
 				return &exitError{ExitError, fmt.Sprintf("%d of %d spec(s) have problems", bad, len(args))}
@@ -45,8 +53,27 @@ spec expands to. Exits 1 if any spec has a problem.`,
 // plannedDuration is the time the runs take by the spec (population not
 // included).
 func plannedDuration(s *spec.Spec) time.Duration {
+	if len(s.Treatments) > 0 {
+		var d time.Duration
+		for _, t := range s.Treatments {
+			d += plannedDuration(t.Spec)
+		}
+		return d
+	}
 	iv := s.Interval.Duration
 	warm := (s.Phases.Warmup.Duration + iv - 1) / iv * iv
 	per := warm + s.Phases.Measure.Duration + s.Phases.Cooldown.Duration
 	return time.Duration(len(s.Plan())) * per
+}
+
+// plannedRuns counts the runs of every treatment.
+func plannedRuns(s *spec.Spec) int {
+	if len(s.Treatments) == 0 {
+		return len(s.Plan())
+	}
+	n := 0
+	for _, t := range s.Treatments {
+		n += len(t.Spec.Plan())
+	}
+	return n
 }

@@ -94,6 +94,29 @@ func Parse(file string, data []byte) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	base, tnode := withoutKey(root, "treatments")
+	s, errs := parseRoot(file, base)
+	if tnode != nil {
+		ts, terrs := parseTreatments(file, base, tnode, s)
+		errs = append(errs, terrs...)
+		if s != nil {
+			s.Treatments = ts
+		}
+	}
+	if len(errs) > 0 {
+		errs.sortByLine()
+		return nil, errs
+	}
+	s.File = file
+	s.Source = bytes.Clone(data)
+	for i := range s.Treatments {
+		s.Treatments[i].Spec.File, s.Treatments[i].Spec.Source = file, s.Source
+	}
+	return s, nil
+}
+
+// parseRoot decodes, checks and completes the spec of one root mapping.
+func parseRoot(file string, root *yaml.Node) (*Spec, Errors) {
 	s := defaults()
 	d := newDecoder(file)
 	d.value(root, root.Line, "", reflect.ValueOf(s).Elem())
@@ -109,12 +132,9 @@ func Parse(file string, data []byte) (*Spec, error) {
 		}
 	}
 	if len(errs) > 0 {
-		errs.sortByLine()
 		return nil, errs
 	}
 	finish(s)
-	s.File = file
-	s.Source = bytes.Clone(data)
 	return s, nil
 }
 

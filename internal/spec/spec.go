@@ -33,6 +33,11 @@ type Spec struct {
 	// Events are faults and changes applied to lab hosts at offsets into
 	// every run's measured phase, undone when the run ends.
 	Events []lab.Event `yaml:"events"`
+	// Treatments are variants of this campaign run one after another
+	// (treatments.go); empty = the campaign is one treatment.
+	Treatments []Treatment `yaml:"-"`
+	// Analysis configures the analyses of the results (analysis.go).
+	Analysis Analysis `yaml:"analysis"`
 
 	// File is the path the spec was read from ("" when parsed from bytes
 	// without a name); Source is its exact text, stored with the campaign.

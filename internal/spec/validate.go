@@ -48,6 +48,7 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 	}
 	c.monitor(&s.Monitor)
 	c.lab(s)
+	c.analysis(s)
 	return c.errs
 }
 

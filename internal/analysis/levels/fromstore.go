@@ -52,3 +52,16 @@ func FromStore(st *store.Store, model string, slo *SLO) (Input, int, error) {
 	}
 	return in, incomplete, nil
 }
+
+// Treatment returns the input restricted to the runs of one treatment
+// ("" = the runs of a campaign without treatments).
+func (in Input) Treatment(name string) Input {
+	out := in
+	out.Runs = nil
+	for _, r := range in.Runs {
+		if r.Run.Treatment == name {
+			out.Runs = append(out.Runs, r)
+		}
+	}
+	return out
+}

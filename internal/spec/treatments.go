@@ -1,0 +1,297 @@
+package spec
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Treatment is one variant of a campaign: the base spec with some values
+// changed (`treatments:` in the spec). A campaign with treatments runs
+// every treatment's plan in the order given, each with its own target (and
+// lab), and labels its runs with the treatment's name.
+type Treatment struct {
+	Name string
+	Set  []string // the paths it changes, for the record
+	Spec *Spec    // the whole campaign as this treatment runs it
+}
+
+// Fields a treatment may not change: they name the campaign as a whole.
+var fixedPaths = []string{"name", "output", "treatments", "description"}
+
+// parseTreatments reads the treatments: sequence. Each entry is
+// {name: NAME, set: {PATH: VALUE, ...}} where PATH is a field path like
+// lab.hosts[0].volumes[0].iops or target.managed.settings["a.b"]; its
+// value replaces (or adds) that field of a copy of base.
+func parseTreatments(file string, base, n *yaml.Node, s *Spec) ([]Treatment, Errors) {
+	fail := func(line int, path, format string, args ...any) Errors {
+		return Errors{{File: file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}}
+	}
+	n = resolve(n)
+	if n == nil || isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
+		return nil, fail(n.Line, "treatments", "expected a list like [{name: small}, {name: large, set: {lab.hosts[0].type: large}}]")
+	}
+	var out []Treatment
+	var errs Errors
+	seen := map[string]bool{}
+	for i, item := range n.Content {
+		p := fmt.Sprintf("treatments[%d]", i)
+		item = resolve(item)
+		if item == nil || item.Kind != yaml.MappingNode {
+			errs = append(errs, fail(item.Line, p, "expected a mapping like {name: large, set: {lab.hosts[0].type: large}}")...)
+			continue
+		}
+		var name string
+		var set *yaml.Node
+		bad := false
+		for k := 0; k+1 < len(item.Content); k += 2 {
+			key, val := item.Content[k].Value, resolve(item.Content[k+1])
+			switch key {
+			case "name":
+				name = val.Value
+			case "set":
+				set = val
+			default:
+				errs = append(errs, fail(item.Content[k].Line, p+"."+key, "unknown field; a treatment has name and set")...)
+				bad = true
+			}
+		}
+		if !validName(name) {
+			errs = append(errs, fail(item.Line, p+".name", "required: letters, digits, '.', '_' or '-' (it labels the treatment's runs)")...)
+			continue
+		}
+		if seen[name] {
+			errs = append(errs, fail(item.Line, p+".name", "%q is used by an earlier treatment; give each its own name", name)...)
+			continue
+		}
+		seen[name] = true
+		if bad {
+			continue
+		}
+		node := deepCopy(base)
+		t := Treatment{Name: name}
+		if set != nil && !isNull(set) {
+			if set.Kind != yaml.MappingNode {
+				errs = append(errs, fail(set.Line, p+".set", "expected a mapping of field paths to values, like {lab.hosts[0].type: large}")...)
+				continue
+			}
+			ok := true
+			for k := 0; k+1 < len(set.Content); k += 2 {
+				path := set.Content[k].Value
+				if err := setPath(node, path, set.Content[k+1]); err != nil {
+					errs = append(errs, fail(set.Content[k].Line, p+".set", "%s: %v", path, err)...)
+					ok = false
+				}
+				t.Set = append(t.Set, path)
+			}
+			if !ok {
+				continue
+			}
+		}
+		ts, terrs := parseRoot(file, node)
+		for _, e := range terrs {
+			e.Msg = fmt.Sprintf("in treatment %s: %s", name, e.Msg)
+			errs = append(errs, e)
+		}
+		if ts != nil {
+			t.Spec = ts
+			out = append(out, t)
+		}
+	}
+	if s != nil && len(errs) == 0 {
+		if err := checkTreatmentPlans(out); err != nil {
+			errs = append(errs, fail(n.Line, "treatments", "%v", err)...)
+		}
+	}
+	return out, errs
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTreatmentPlans keeps the runs of all treatments within the slot
+// numbering (slots of treatment i start at i x SlotsPerTreatment).
+func checkTreatmentPlans(ts []Treatment) error {
+	for _, t := range ts {
+		if n := len(t.Spec.Plan()); n > SlotsPerTreatment {
+			return fmt.Errorf("treatment %s plans %d runs, more than %d; use fewer levels or repetitions", t.Name, n, SlotsPerTreatment)
+		}
+	}
+	return nil
+}
+
+// SlotsPerTreatment separates the plan slots of treatments: treatment i's
+// runs have slots i*SlotsPerTreatment + its own plan's slot.
+const SlotsPerTreatment = 100000
+
+// withoutKey returns a copy of mapping root without key, and key's value.
+func withoutKey(root *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
+	c := *root
+	c.Content = nil
+	var val *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == key {
+			val = root.Content[i+1]
+			continue
+		}
+		c.Content = append(c.Content, root.Content[i], root.Content[i+1])
+	}
+	return &c, val
+}
+
+func deepCopy(n *yaml.Node) *yaml.Node {
+	if n == nil {
+		return nil
+	}
+	c := *n
+	if n.Alias != nil {
+		c.Alias = deepCopy(n.Alias)
+	}
+	c.Content = make([]*yaml.Node, len(n.Content))
+	for i, x := range n.Content {
+		c.Content[i] = deepCopy(x)
+	}
+	return &c
+}
+
+// setPath replaces (or adds) the field at path in root with val.
+func setPath(root *yaml.Node, path string, val *yaml.Node) error {
+	segs, err := splitPath(path)
+	if err != nil {
+		return err
+	}
+	for _, f := range fixedPaths {
+		if segs[0].key == f {
+			return fmt.Errorf("%s names the whole campaign and is the same for every treatment", f)
+		}
+	}
+	cur := root
+	at := "the spec"
+	for i, sg := range segs {
+		last := i == len(segs)-1
+		cur = resolve(cur)
+		if i > 0 {
+			at = segs[i-1].String()
+		}
+		if sg.index >= 0 {
+			if cur.Kind != yaml.SequenceNode {
+				return fmt.Errorf("[%d] indexes %s, which is not a list (it is %s)", sg.index, at, describe(cur))
+			}
+			if sg.index >= len(cur.Content) {
+				return fmt.Errorf("the list has %d items, so [%d] does not exist", len(cur.Content), sg.index)
+			}
+			if last {
+				cur.Content[sg.index] = deepCopy(val)
+				return nil
+			}
+			cur = cur.Content[sg.index]
+			continue
+		}
+		if cur.Kind != yaml.MappingNode {
+			if isNull(cur) {
+				// An empty section (managed: with nothing under it).
+				cur.Kind, cur.Tag, cur.Value = yaml.MappingNode, "!!map", ""
+			} else {
+				return fmt.Errorf("%s is not a mapping (it is %s)", at, describe(cur))
+			}
+		}
+		found := false
+		for k := 0; k+1 < len(cur.Content); k += 2 {
+			if cur.Content[k].Value == sg.key {
+				found = true
+				if last {
+					cur.Content[k+1] = deepCopy(val)
+					// Errors about the new value point at the set: line.
+					cur.Content[k].Line = val.Line
+					return nil
+				}
+				cur = cur.Content[k+1]
+				break
+			}
+		}
+		if !found {
+			kn := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: sg.key, Line: val.Line, Column: val.Column}
+			var vn *yaml.Node
+			if last {
+				vn = deepCopy(val)
+			} else {
+				vn = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: val.Line, Column: val.Column}
+			}
+			cur.Content = append(cur.Content, kn, vn)
+			if last {
+				return nil
+			}
+			cur = vn
+		}
+	}
+	return nil
+}
+
+type pathSeg struct {
+	key   string
+	index int // -1 for a key
+}
+
+func (p pathSeg) String() string {
+	if p.index >= 0 {
+		return fmt.Sprintf("[%d]", p.index)
+	}
+	return p.key
+}
+
+// splitPath reads a.b[2].c["x.y"] into segments.
+func splitPath(p string) ([]pathSeg, error) {
+	var out []pathSeg
+	rest := p
+	for rest != "" {
+		switch {
+		case strings.HasPrefix(rest, `["`):
+			end := strings.Index(rest[2:], `"]`)
+			if end < 0 {
+				return nil, fmt.Errorf(`unclosed ["...] in the path`)
+			}
+			out = append(out, pathSeg{key: rest[2 : 2+end], index: -1})
+			rest = rest[2+end+2:]
+		case strings.HasPrefix(rest, "["):
+			end := strings.Index(rest, "]")
+			if end < 0 {
+				return nil, fmt.Errorf("unclosed [ in the path")
+			}
+			i, err := strconv.Atoi(rest[1:end])
+			if err != nil || i < 0 {
+				return nil, fmt.Errorf("[%s] is not a list index", rest[1:end])
+			}
+			out = append(out, pathSeg{index: i})
+			rest = rest[end+1:]
+		default:
+			end := strings.IndexAny(rest, ".[")
+			if end < 0 {
+				end = len(rest)
+			}
+			if end == 0 {
+				return nil, fmt.Errorf("empty field name in the path; write it like lab.hosts[0].type")
+			}
+			out = append(out, pathSeg{key: rest[:end], index: -1})
+			rest = rest[end:]
+		}
+		rest = strings.TrimPrefix(rest, ".")
+	}
+	if len(out) == 0 || out[0].index >= 0 {
+		return nil, fmt.Errorf("a path starts with a section name, like lab.hosts[0].type")
+	}
+	return out, nil
+}

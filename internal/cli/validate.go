@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"path/filepath"
+
 	"fmt"
+	"github.com/headroom-dev/headroom/internal/lab"
 	"strings"
 	"time"
 
@@ -41,6 +44,9 @@ spec expands to. Exits 1 if any spec has a problem.`,
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%s), about %v\n",
 					path, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
+				if s.Lab != nil {
+					fmt.Fprintln(c.OutOrStdout(), "  "+labLine(s))
+				}
 			}
 			if bad > 0 {
 				return &exitError{ExitError, fmt.Sprintf("%d of %d spec(s) have problems", bad, len(args))}
@@ -76,4 +82,26 @@ func plannedRuns(s *spec.Spec) int {
 		n += len(t.Spec.Plan())
 	}
 	return n
+}
+
+// labLine describes the spec's lab in one line: its hosts and what they
+// cost (the spec has been validated, so the lab section resolves).
+func labLine(s *spec.Spec) string {
+	hosts, _, err := s.Lab.Resolve(filepath.Dir(s.File))
+	if err != nil {
+		return "lab: " + err.Error()
+	}
+	var parts []string
+	var hourly, monthly float64
+	for _, h := range hosts {
+		p := fmt.Sprintf("%s (%s, %g vCPU", h.Name, h.Type, h.VCPUs)
+		for _, v := range h.Volumes {
+			p += fmt.Sprintf(", %s %g IOPS", v.Name, v.IOPS)
+			monthly += v.MonthlyPrice
+		}
+		parts = append(parts, p+")")
+		hourly += h.PricePerHour
+	}
+	monthly += hourly * lab.HoursPerMonth
+	return fmt.Sprintf("lab: %s; emulated price $%.3f/hour, $%.2f/month with volumes (needs root)", strings.Join(parts, ", "), hourly, monthly)
 }

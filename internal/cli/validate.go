@@ -1,15 +1,14 @@
 package cli
 
 import (
-	"path/filepath"
-
 	"fmt"
-	"github.com/headroom-dev/headroom/internal/lab"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/spec"
 )
 

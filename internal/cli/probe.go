@@ -13,32 +13,39 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-dev/headroom/internal/campaign"
+	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/hostinfo"
+	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/probe"
+	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/report/rigor"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
 	httptarget "github.com/headroom-dev/headroom/internal/target/http"
 	"github.com/headroom-dev/headroom/internal/target/mysql"
 	"github.com/headroom-dev/headroom/internal/target/postgres"
-	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/version"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
 // probeFlags are the command line's probe parameters beside probe.Config.
 type probeFlags struct {
-	cfg     probe.Config
-	rttAddr string
-	noRTT   bool
-	output  string
-	quiet   bool
+	cfg      probe.Config
+	rttAddr  string
+	noRTT    bool
+	output   string
+	quiet    bool
+	noReport bool
 }
 
 func newProbeCmd() *cobra.Command {
@@ -59,13 +66,19 @@ timeout apply (the model, rates and clients are ignored: the probe is open
 loop and picks its own rates). The SLA defaults to the spec's slo when it
 has one, else p90 <= 150ms.
 
+A spec with a lab: section runs as a campaign does: its lab comes up, a
+managed server runs on its lab host, and both go away afterwards. A spec
+with treatments: probes each treatment in turn and prints a comparison
+(the estimate, the lab host's type and the cost per req/s).
+
 The RTT guard times TCP connects to the target's host:port, derived from the
-target's options (http base_url, postgres/mysql host and port, redis
-address) or given with --rtt-addr. Targets without a network address
-(sqlite, disk, null) run without it.
+target's options (http base_url, postgres/mysql host and port, a managed
+server's port on its host, redis address) or given with --rtt-addr. Targets
+without a network address (sqlite, disk, null) run without it.
 
 Every window and every second is stored in a new results directory as it
-completes; Ctrl-C stops at once and keeps them.`,
+completes; Ctrl-C stops at once and keeps them. At the end report.html and
+report.json are written beside them (see docs/report.md).`,
 		Example: `  headroom probe db.yaml
   headroom probe db.yaml --percentile 99 --threshold 50ms --start-rate 200 --window 8s
   headroom probe web.yaml --rtt-addr 10.0.0.5:80`,
@@ -93,7 +106,15 @@ completes; Ctrl-C stops at once and keeps them.`,
 	fl.BoolVar(&f.noRTT, "no-rtt", false, "run without the RTT guard (the pass rule then compares the median with the margin alone)")
 	fl.StringVarP(&f.output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the result, not one line per window")
+	fl.BoolVar(&f.noReport, "no-report", false, "do not write report.html and report.json at the end (headroom report writes them later)")
 	return cmd
+}
+
+// probeTarget is one thing to probe: the spec itself, or one of its
+// treatments.
+type probeTarget struct {
+	name string // treatment name; "" without treatments
+	spec *spec.Spec
 }
 
 func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
@@ -105,18 +126,19 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	if err != nil {
 		return &exitError{ExitError, "the spec has problems:\n" + err.Error()}
 	}
-	cfg := f.cfg
-	if s.SLO != nil {
-		// The spec's SLO is the default SLA; flags override it.
-		if !c.Flags().Changed("percentile") {
-			cfg.Percentile = s.SLO.Percentile
-		}
-		if !c.Flags().Changed("threshold") {
-			cfg.Threshold = s.SLO.Threshold.Duration
+	targets := []probeTarget{{spec: s}}
+	if len(s.Treatments) > 0 {
+		targets = targets[:0]
+		for _, t := range s.Treatments {
+			targets = append(targets, probeTarget{name: t.Name, spec: t.Spec})
 		}
 	}
-	if err := cfg.Validate(); err != nil {
-		return &exitError{ExitUsage, probeFlagError(err)}
+	cfgs := make([]probe.Config, len(targets))
+	for i, pt := range targets {
+		cfgs[i] = probeConfigFor(c, f.cfg, pt.spec)
+		if err := cfgs[i].Validate(); err != nil {
+			return &exitError{ExitUsage, probeFlagError(err)}
+		}
 	}
 	if f.output != "" {
 		abs, aerr := filepath.Abs(f.output)
@@ -125,27 +147,16 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		}
 		s.Output = abs
 	}
-	specDir := filepath.Dir(s.File)
-	wcfg, err := probeWorkloadConfig(s.Workload, specDir)
-	if err != nil {
-		return err
-	}
-	factory, ok := registry.Lookup(s.Target.Type)
-	if !ok {
-		return fmt.Errorf("target.type: unknown target %q", s.Target.Type)
-	}
-
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		stop() // a second Ctrl-C ends the process the ordinary way
 	}()
-	widenScheduler(s)
 
 	base := s.Output
 	if !filepath.IsAbs(base) {
-		base = filepath.Join(specDir, base)
+		base = filepath.Join(filepath.Dir(s.File), base)
 	}
 	dir, err := probeResultsDir(base, s.Name, time.Now())
 	if err != nil {
@@ -161,21 +172,95 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-
-	tgt, err := factory.Open(s.Target.Options, registry.Env{Dir: dir})
-	if err != nil {
+	dbPath := st.Path()
+	failing := false
+	for i, pt := range targets {
+		if pt.name != "" {
+			fmt.Fprintf(out, "\ntreatment %d/%d: %s\n", i+1, len(targets), pt.name)
+		}
+		res, err := probeOne(ctx, st, dir, pt, cfgs[i], f, out, errw)
+		if err != nil {
+			st.Close()
+			if ctx.Err() != nil {
+				if res != nil {
+					return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d windows stored in %s", len(res.Windows), dbPath)}
+				}
+				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted before the first window; %s holds no windows", dir)}
+			}
+			return err
+		}
+		failing = failing || res.Stop == probe.StopTargetFailing
+	}
+	if len(targets) > 1 {
+		if err := printProbeComparison(out, st); err != nil {
+			st.Close()
+			return err
+		}
+	}
+	if err := st.Close(); err != nil {
 		return err
 	}
-	defer tgt.Close()
+	if !f.noReport {
+		if err := writeReportFiles(out, dbPath, reportSections...); err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+	}
+	fmt.Fprintf(out, "results database: %s\n", dbPath)
+	if failing {
+		return &exitError{ExitError, ""}
+	}
+	return nil
+}
+
+// probeConfigFor is the probe's configuration for one spec: the flags, with
+// the spec's SLO as the SLA where the flags do not set it.
+func probeConfigFor(c *cobra.Command, cfg probe.Config, s *spec.Spec) probe.Config {
+	if s.SLO != nil {
+		if !c.Flags().Changed("percentile") {
+			cfg.Percentile = s.SLO.Percentile
+		}
+		if !c.Flags().Changed("threshold") {
+			cfg.Threshold = s.SLO.Threshold.Duration
+		}
+	}
+	return cfg
+}
+
+// probeOne probes one spec (or treatment): it brings up its lab and opens
+// its target (campaign.OpenTarget, so a managed server on a lab host works
+// as in a campaign), populates it, runs the probe storing every window,
+// and takes it all down again. An interruption returns the partial result
+// with ctx's error.
+func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, cfg probe.Config, f probeFlags, out, errw io.Writer) (*probe.Result, error) {
+	s := pt.spec
+	wcfg, err := probeWorkloadConfig(s.Workload, filepath.Dir(s.File))
+	if err != nil {
+		return nil, err
+	}
+	widenScheduler(s)
+	// A managed server's port is picked now rather than when it starts, so
+	// that the RTT guard knows where to dial.
+	if err := pinManagedPort(s); err != nil {
+		return nil, err
+	}
+	su, err := campaign.OpenTarget(s, dir, st, noteReporter{errw})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if cerr := su.Close(); cerr != nil {
+			fmt.Fprintf(errw, "closing the target: %v\n", cerr)
+		}
+	}()
+	tgt := su.Target
 	populate := *s.Phases.Populate
 	if err := tgt.Prepare(ctx, wcfg, populate); err != nil {
-		return interrupted(ctx, err, dir)
+		return nil, err
 	}
 	if populate {
 		fmt.Fprintf(errw, "populating the target (phases.populate is true)...\n")
 		if err := probe.Populate(ctx, tgt, wcfg, probeSeed(s.Seed, -1), nil); err != nil {
-			return interrupted(ctx, err, dir)
+			return nil, err
 		}
 	}
 
@@ -183,7 +268,7 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	addr := f.rttAddr
 	if !f.noRTT && addr == "" {
 		var why string
-		addr, why = rttAddress(s, tgt)
+		addr, why = rttAddress(s, tgt, su.Lab)
 		if addr == "" {
 			fmt.Fprintf(errw, "RTT guard off: %s; give --rtt-addr host:port to time connects to the server\n", why)
 		}
@@ -195,14 +280,14 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	if addr != "" {
 		p, err := probe.NewTCPPinger(ctx, addr, 3, 2*time.Second)
 		if err != nil {
-			return &exitError{ExitError, err.Error() + " (give --rtt-addr host:port, or --no-rtt)"}
+			return nil, &exitError{ExitError, err.Error() + " (give --rtt-addr host:port, or --no-rtt)"}
 		}
 		meter = p
 	}
 
 	gen, err := workload.New(wcfg, probeSeed(s.Seed, 0))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	runner := &probe.EngineRunner{
 		Target: tgt, Generator: gen, Arrival: s.Load.Arrival, MaxInFlight: s.Load.MaxInFlight,
@@ -210,11 +295,11 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		Seed: probeSeed(s.Seed, 1),
 	}
 	id, err := st.StartProbe(store.Probe{
-		Target: s.Target.Type, RTTAddr: addr, ConfigJSON: probeConfigJSON(cfg, s.Load),
+		Target: s.Target.Type, RTTAddr: addr, ConfigJSON: probeConfigJSON(cfg, s.Load, pt.name),
 		SLAPercentile: cfg.Percentile, SLAThreshold: cfg.Threshold,
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	fmt.Fprintf(errw, "%s: probing %s for p%g <= %v from %g req/s, %v windows; results in %s\n",
@@ -257,16 +342,83 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		runErr = ferr
 	}
 	if runErr != nil {
-		return fmt.Errorf("%v; the windows so far are in %s", runErr, st.Path())
+		return &res, fmt.Errorf("%v; the windows so far are in %s", runErr, st.Path())
 	}
 	if status == store.StatusInterrupted {
-		return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d windows stored in %s", len(res.Windows), st.Path())}
+		return &res, ctx.Err()
 	}
 	printProbeResult(out, cfg, res)
-	fmt.Fprintf(out, "results database: %s\n", st.Path())
-	if res.Stop == probe.StopTargetFailing {
-		return &exitError{ExitError, ""}
+	return &res, nil
+}
+
+// noteReporter prints the lab's progress lines (bringing hosts up) and
+// nothing else: the probe prints its own progress per window.
+type noteReporter struct{ w io.Writer }
+
+func (noteReporter) Update(progress.State)          {}
+func (noteReporter) RunDone(progress.State, string) {}
+func (noteReporter) Finish()                        {}
+func (n noteReporter) Note(line string)             { fmt.Fprintln(n.w, line) }
+
+// printProbeComparison prints the probes of the treatments side by side,
+// with the lab host each ran on and its cost per req/s.
+func printProbeComparison(w io.Writer, st *store.Store) error {
+	rows, err := rigor.ProbeComparison(st)
+	if err != nil {
+		return err
 	}
+	fmt.Fprintln(w, "\ncomparison of the treatments")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "treatment\tSLA\testimate (req/s)\tstop\thost type\tvCPUs\t$/hour\t$/month per req/s\t")
+	for _, r := range rows {
+		est := "none"
+		if !math.IsNaN(r.Estimate) {
+			est = fmt.Sprintf("%.6g", r.Estimate)
+		} else if !math.IsNaN(r.LowerBound) {
+			est = fmt.Sprintf("none (>= %.6g)", r.LowerBound)
+		}
+		typ, vcpus, price, cost := "-", "-", "-", "-"
+		if r.Servers > 0 {
+			typ, vcpus, price = r.Type, fmt.Sprintf("%g", r.VCPUs), fmt.Sprintf("%.3f", r.PricePerHour)
+			if r.Servers > 1 {
+				typ = fmt.Sprintf("%d x %s", r.Servers, r.Type)
+			}
+		}
+		if !math.IsNaN(r.CostPerReqPerSec) {
+			cost = fmt.Sprintf("%.4f", r.CostPerReqPerSec)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Treatment, r.SLA, est, r.Stop, typ, vcpus, price, cost)
+	}
+	return tw.Flush()
+}
+
+// managedOf returns the managed-server block of a target's options (every
+// managed target has a Managed *deploy.Managed field), or nil.
+func managedOf(opts any) *deploy.Managed {
+	v := reflect.ValueOf(opts)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.Elem().FieldByName("Managed")
+	if !f.IsValid() {
+		return nil
+	}
+	m, _ := f.Interface().(*deploy.Managed)
+	return m
+}
+
+// pinManagedPort picks a free port for a managed server that would pick
+// its own when it starts, so that the RTT guard knows where it listens.
+func pinManagedPort(s *spec.Spec) error {
+	m := managedOf(s.Target.Options)
+	if m == nil || m.Port != 0 {
+		return nil
+	}
+	p, err := deploy.FreePort()
+	if err != nil {
+		return err
+	}
+	m.Port = p
 	return nil
 }
 
@@ -288,15 +440,6 @@ func probeFlagError(err error) string {
 		return "--" + f + ":" + rest
 	}
 	return msg
-}
-
-// interrupted turns an error during setup into the interrupted exit when
-// the user stopped the command.
-func interrupted(ctx context.Context, err error, dir string) error {
-	if ctx.Err() != nil {
-		return &exitError{ExitInterrupted, fmt.Sprintf("interrupted before the first window; %s holds no windows", dir)}
-	}
-	return err
 }
 
 func printProbeHeader(w io.Writer, cfg probe.Config) {
@@ -389,9 +532,10 @@ func storeWindow(id int64, w probe.Window) store.ProbeWindow {
 	return sw
 }
 
-// probeConfigJSON records every parameter the probe ran with.
-func probeConfigJSON(c probe.Config, l spec.Load) string {
-	b, _ := json.Marshal(map[string]any{
+// probeConfigJSON records every parameter the probe ran with, and the
+// treatment it probed ("" without treatments).
+func probeConfigJSON(c probe.Config, l spec.Load, treatment string) string {
+	b, _ := json.Marshal(map[string]any{"treatment": treatment,
 		"percentile": c.Percentile, "threshold": c.Threshold.String(), "start_rate": c.StartRate,
 		"window": c.Window.String(), "margin": c.Margin.String(), "rtt_spike": c.RTTSpike.String(),
 		"fine_rate": c.FineRate, "max_rate": c.MaxRate, "max_windows": c.MaxWindows, "max_retries": c.MaxRetries,
@@ -404,11 +548,30 @@ func probeConfigJSON(c probe.Config, l spec.Load) string {
 }
 
 // rttAddress derives the host:port the RTT guard dials from the opened
-// target (one that reports its address, like redis; tgt may be nil) or
-// from its options; when there is none it says why.
-func rttAddress(s *spec.Spec, tgt any) (addr, why string) {
+// target (one that reports its address, like redis; tgt may be nil), from
+// a managed server's port (on its lab host's address when it runs on one;
+// lb is the spec's lab, nil without one), or from the target's options;
+// when there is none it says why.
+func rttAddress(s *spec.Spec, tgt any, lb *lab.Lab) (addr, why string) {
 	if a, ok := tgt.(interface{ Address() string }); ok && a.Address() != "" {
 		return a.Address(), ""
+	}
+	if m := managedOf(s.Target.Options); m != nil {
+		if m.Port == 0 {
+			return "", "the managed instance's port is picked when it starts"
+		}
+		host := "127.0.0.1"
+		if m.Host != "" {
+			if lb == nil {
+				return "", "the managed server runs on lab host " + m.Host + ", but no lab is up"
+			}
+			h, err := lb.Host(m.Host)
+			if err != nil {
+				return "", err.Error()
+			}
+			host = h.Addr
+		}
+		return net.JoinHostPort(host, strconv.Itoa(m.Port)), ""
 	}
 	hostPort := func(host string, port int, defHost string, defPort int) (string, string) {
 		if host == "" {
@@ -437,20 +600,8 @@ func rttAddress(s *spec.Spec, tgt any) (addr, why string) {
 		}
 		return net.JoinHostPort(u.Hostname(), port), ""
 	case *postgres.Options:
-		if o.Managed != nil {
-			if o.Managed.Port > 0 {
-				return net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Managed.Port)), ""
-			}
-			return "", "the managed instance's port is picked when it starts"
-		}
 		return hostPort(o.Host, o.Port, "127.0.0.1", 5432)
 	case *mysql.Options:
-		if o.Managed != nil {
-			if o.Managed.Port > 0 {
-				return net.JoinHostPort("127.0.0.1", strconv.Itoa(o.Managed.Port)), ""
-			}
-			return "", "the managed instance's port is picked when it starts"
-		}
 		return hostPort(o.Host, o.Port, "127.0.0.1", 3306)
 	}
 	return "", fmt.Sprintf("the %s target has no network address", s.Target.Type)

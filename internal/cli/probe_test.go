@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -14,10 +15,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/probe"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
@@ -224,18 +227,201 @@ func TestRTTAddress(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.target, err)
 		}
-		addr, why := rttAddress(s, nil)
+		addr, why := rttAddress(s, nil, nil)
 		if addr != c.want || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
 			t.Errorf("%s: %q, %q", c.target, addr, why)
 		}
 	}
 	// A target that reports its own address (redis) is asked first.
 	s, _ := spec.Parse("a.yaml", []byte("name: a\ntarget: {type: null}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
-	if addr, _ := rttAddress(s, addressed{"10.1.1.1:6379"}); addr != "10.1.1.1:6379" {
+	if addr, _ := rttAddress(s, addressed{"10.1.1.1:6379"}, nil); addr != "10.1.1.1:6379" {
 		t.Errorf("addressed target: %q", addr)
+	}
+}
+
+// A managed server's port is picked before it starts, so the guard knows
+// it; on a lab host the guard dials the host's address (see
+// TestProbeFindsCPUQuotaOfLabHost).
+func TestPinManagedPort(t *testing.T) {
+	s, err := spec.Parse("a.yaml", []byte("name: a\ntarget: {type: postgres, managed: {}}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := pinManagedPort(s); err != nil {
+		t.Fatal(err)
+	}
+	m := managedOf(s.Target.Options)
+	if m == nil || m.Port <= 0 {
+		t.Fatalf("managed %+v", m)
+	}
+	if addr, why := rttAddress(s, nil, nil); addr != "127.0.0.1:"+strconv.Itoa(m.Port) || why != "" {
+		t.Errorf("%q, %q", addr, why)
+	}
+	m.Host = "db1"
+	if addr, why := rttAddress(s, nil, nil); addr != "" || !strings.Contains(why, "lab host db1, but no lab is up") {
+		t.Errorf("on a lab host without a lab: %q, %q", addr, why)
 	}
 }
 
 type addressed struct{ addr string }
 
 func (a addressed) Address() string { return a.addr }
+
+// needLabRoot skips where a lab cannot be made (HEADROOM_REQUIRE_LAB=1
+// fails instead).
+func needLabRoot(t *testing.T) {
+	t.Helper()
+	if err := lab.Preflight(); err != nil {
+		if os.Getenv("HEADROOM_REQUIRE_LAB") == "1" {
+			t.Fatalf("lab not available: %v", err)
+		}
+		t.Skipf("lab not available: %v", err)
+	}
+}
+
+// The probe against a server whose capacity a lab host's CPU quota limits
+// by design: every request burns 4 ms of CPU time (testdata/cpuserver) on
+// a host of 0.25 vCPU, so it serves at most 0.25 / 4 ms = 62.5 req/s, less
+// the server's own overhead. The test measures what the host really
+// serves (16 requests in flight for 3 s) and the probe's estimate must be
+// within 15% of it. The spec has a lab: section, so the probe goes through
+// campaign.OpenTarget (the lab is up already: the probe uses it and leaves
+// it), and its RTT guard dials the lab host.
+func TestProbeFindsCPUQuotaOfLabHost(t *testing.T) {
+	needLabRoot(t)
+	dir := t.TempDir()
+	server := filepath.Join(dir, "cpuserver")
+	if out, err := exec.Command("go", "build", "-o", server, "./testdata/cpuserver").CombinedOutput(); err != nil {
+		t.Fatalf("building the test server: %v\n%s", err, out)
+	}
+	const labName, vcpus, work = "t-probe-cpu", 0.25, 4 * time.Millisecond
+	labSection := fmt.Sprintf("lab:\n  name: %s\n  hosts:\n    - {name: web, type: small, vcpus: %g}\n", labName, vcpus)
+	s, err := spec.Parse("lab.yaml", []byte("name: x\n"+labSection+"target: {type: null}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, cat, err := s.Lab.Resolve(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lab.Down(labName)
+	lb, err := lab.Up(labName, hosts, cat, lab.Options{Persistent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lab.Down(labName) })
+	web, err := lb.Host("web")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(server, "-addr", ":8080", "-work", work.String())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lb.Command("web", cmd, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || !strings.HasPrefix(line, "ready") {
+		t.Fatalf("the test server did not start: %q %v", line, err)
+	}
+	addr := web.Addr + ":8080"
+
+	specPath := filepath.Join(dir, "web.yaml")
+	src := "name: web-cpu\n" + labSection + fmt.Sprintf(`target: {type: http, base_url: "http://%s", read: {path: "/kv/{key}"}}
+workload: {ycsb: c, record_count: 1000}
+load: {model: open, arrival: constant, rates: [1]}
+phases: {populate: false}
+`, addr)
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := headroom(t, "probe", specPath, "--start-rate", "10", "--window", "3s", "-o", filepath.Join(dir, "out"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Log("\n" + out)
+	m := estimateLine.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no estimate:\n%s\n%s", out, errOut)
+	}
+	est, _ := strconv.ParseFloat(m[1], 64)
+
+	served := saturate(t, "http://"+addr+"/kv/x", 16, 3*time.Second)
+	design := vcpus / work.Seconds()
+	t.Logf("designed limit %.1f req/s (0.25 vCPU / 4 ms), served at saturation %.1f req/s, probe estimate %v req/s", design, served, est)
+	if served < 0.7*design || served > 1.15*design {
+		t.Fatalf("the host served %.1f req/s at saturation; its CPU quota should hold it near %.1f", served, design)
+	}
+	if math.Abs(est-served) > 0.15*served {
+		t.Fatalf("estimate %v req/s is not within 15%% of the %.1f req/s the host serves", est, served)
+	}
+
+	db := resultsDB.FindStringSubmatch(out)
+	st, err := store.Open(db[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ps, err := st.Probes()
+	if err != nil || len(ps) != 1 || ps[0].RTTAddr != addr || ps[0].Estimate != est {
+		t.Fatalf("probes %+v %v", ps, err)
+	}
+	evs, _ := st.Events(-1)
+	recorded := false
+	for _, e := range evs {
+		recorded = recorded || (e.Kind == "lab" && strings.Contains(e.Detail, `"vcpus":0.25`))
+	}
+	if !recorded {
+		t.Error("the probe did not record the lab it ran in")
+	}
+	if _, err := lab.Open(labName); err != nil {
+		t.Errorf("the probe took down a lab it did not bring up: %v", err)
+	}
+	// A managed server on this host would be dialled on the host's address.
+	ms, err := spec.Parse("m.yaml", []byte("name: m\n"+labSection+"target: {type: postgres, managed: {host: web, port: 5433}}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, why := rttAddress(ms, nil, lb); got != web.Addr+":5433" {
+		t.Errorf("RTT address of a managed server on the lab host: %q (%s)", got, why)
+	}
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(db[1]), "report.json"))
+	if err != nil || !strings.Contains(string(raw), `"id": "probe-p1-surface"`) {
+		t.Errorf("report.json lacks the probe's surface: %v", err)
+	}
+}
+
+// saturate keeps n requests in flight against url for d and returns the
+// successful completions per second.
+func saturate(t *testing.T, url string, n int, d time.Duration) float64 {
+	t.Helper()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}, Timeout: 10 * time.Second}
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	end := start.Add(d)
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				resp, err := client.Get(url)
+				if err != nil {
+					continue
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK && time.Now().Before(end) {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(ok.Load()) / d.Seconds()
+}

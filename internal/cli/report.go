@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/report"
+	"github.com/headroom-dev/headroom/internal/report/rigor"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target/registry"
@@ -112,8 +113,30 @@ func printTreatment(w io.Writer, st *store.Store, s *spec.Spec, treatment, title
 	if title != "" {
 		h.Name += " · " + title
 	}
-	report.Terminal(w, h, levels.Summarize(in), incomplete)
+	findings, err := rigor.Findings(st, treatment)
+	if err != nil {
+		return err
+	}
+	if len(in.Runs) == 0 && len(findings) > 0 {
+		// A probe's results: no runs, only the probe's findings.
+		fmt.Fprintf(w, "\n%s · %s\n", h.Name, s.Target.Type)
+	} else {
+		report.Terminal(w, h, levels.Summarize(in), incomplete)
+	}
+	printFindings(w, findings)
 	return nil
+}
+
+// printFindings prints the headline findings of the capacity and rigor
+// analyses (the sentences the report's sections use), one per line.
+func printFindings(w io.Writer, fs []rigor.Finding) {
+	if len(fs) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "Findings")
+	for _, f := range fs {
+		fmt.Fprintf(w, "  %-12s %s\n", f.Label, f.Text)
+	}
 }
 
 func header(s *spec.Spec) report.Header {

@@ -1,0 +1,409 @@
+package rigor
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/lab"
+	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// probeRun is one stored probe with its windows.
+type probeRun struct {
+	p         store.Probe
+	treatment string // from the probe's config_json ("" without treatments)
+	window    time.Duration
+	margin    time.Duration
+	windows   []store.ProbeWindow
+}
+
+// probeConfig is the part of a probe's config_json the report reads.
+type probeConfig struct {
+	Treatment string `json:"treatment"`
+	Window    string `json:"window"`
+	Margin    string `json:"margin"`
+}
+
+// loadProbes reads every probe with its windows, in the order they ran.
+func loadProbes(st *store.Store) ([]probeRun, error) {
+	ps, err := st.Probes()
+	if err != nil {
+		return nil, err
+	}
+	var out []probeRun
+	for _, p := range ps {
+		ws, err := st.ProbeWindows(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		var cfg probeConfig
+		_ = json.Unmarshal([]byte(p.ConfigJSON), &cfg) // an unreadable config only loses labels
+		pr := probeRun{p: p, treatment: cfg.Treatment, windows: ws}
+		pr.window, _ = time.ParseDuration(cfg.Window)
+		pr.margin, _ = time.ParseDuration(cfg.Margin)
+		out = append(out, pr)
+	}
+	return out, nil
+}
+
+func (pr probeRun) sla() string {
+	return fmt.Sprintf("p%s ≤ %v", num(pr.p.SLAPercentile), pr.p.SLAThreshold)
+}
+
+// probeText is a probe's result in a sentence.
+func probeText(pr probeRun) string {
+	p := pr.p
+	s := ""
+	switch {
+	case p.Status == store.StatusRunning:
+		s = fmt.Sprintf("the probe did not finish (%s so far)", plural(len(pr.windows), "window"))
+	case !math.IsNaN(p.Estimate):
+		s = fmt.Sprintf("estimate %s req/s at %s after %s", num(p.Estimate), pr.sla(), plural(len(pr.windows), "window"))
+	case p.ClientLimited:
+		s = fmt.Sprintf("no estimate: the client was the bottleneck (%s)", plural(len(pr.windows), "window"))
+	default:
+		s = fmt.Sprintf("no estimate (%s, %s)", p.Stop, plural(len(pr.windows), "window"))
+	}
+	if math.IsNaN(p.Estimate) && !math.IsNaN(p.LowerBound) {
+		s += fmt.Sprintf("; the server met %s at %s req/s", pr.sla(), num(p.LowerBound))
+	}
+	if p.Status == store.StatusInterrupted {
+		s += " (interrupted)"
+	}
+	return s
+}
+
+// ProbeRow is one probe's result with the deployment it ran on, for
+// comparing treatments.
+type ProbeRow struct {
+	Treatment  string
+	Status     string
+	Stop       string
+	Estimate   float64 // req/s; NaN when none
+	LowerBound float64 // req/s; NaN when none
+	Windows    int
+	SLA        string
+	// The deployment, from the lab event before the probe ("" / 0 without
+	// a lab): the managed server's host, else every lab host.
+	Type         string
+	Servers      int
+	VCPUs        float64 // per server
+	PricePerHour float64 // per server, volumes included
+	// CostPerReqPerSec = Servers × PricePerHour × 730 / Estimate ($ per
+	// month per req/s); NaN without a price or an estimate.
+	CostPerReqPerSec float64
+}
+
+// ProbeComparison returns every stored probe with its deployment and cost
+// per req/s, in the order they ran.
+func ProbeComparison(st *store.Store) ([]ProbeRow, error) {
+	c, err := load(st)
+	if err != nil {
+		return nil, err
+	}
+	prs, err := loadProbes(st)
+	if err != nil {
+		return nil, err
+	}
+	return probeRows(c, prs), nil
+}
+
+func probeRows(c *campaign, prs []probeRun) []ProbeRow {
+	labs := c.labs()
+	var out []ProbeRow
+	for _, pr := range prs {
+		r := ProbeRow{Treatment: pr.treatment, Status: pr.p.Status, Stop: pr.p.Stop, Estimate: pr.p.Estimate, LowerBound: pr.p.LowerBound,
+			Windows: len(pr.windows), SLA: pr.sla(), CostPerReqPerSec: math.NaN()}
+		t, _ := c.find(pr.treatment)
+		if sh, ok := shapeOf(labAt(labs, pr.p.Start), managedHost(t.spec)); ok {
+			r.Type, r.Servers, r.VCPUs, r.PricePerHour = sh.Types, sh.Servers, sh.VCPUs, sh.PricePerHour
+			if r.PricePerHour > 0 && r.Estimate > 0 {
+				r.CostPerReqPerSec = float64(r.Servers) * r.PricePerHour * lab.HoursPerMonth / r.Estimate
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Probe is the report section of the black-box capacity probe (seed-digest
+// §3, seed 004): the result of every probe, compared across treatments,
+// and for each probe its windows, its per-second pass rule over time and
+// the latency/throughput surface (percentile x rate x latency). No section
+// without probes.
+func Probe(st *store.Store) ([]page.Section, error) {
+	c, err := load(st)
+	if err != nil {
+		return nil, err
+	}
+	prs, err := loadProbes(st)
+	if err != nil || len(prs) == 0 {
+		return nil, err
+	}
+	sec := page.Section{ID: "probe", Title: "Capacity probe: the highest rate that meets the latency SLA"}
+	var parts []string
+	for _, pr := range prs {
+		if pr.treatment != "" {
+			parts = append(parts, sentence(pr.treatment+": "+probeText(pr)))
+		} else {
+			parts = append(parts, capital(probeText(pr)))
+		}
+	}
+	sec.Summary = strings.Join(parts, " ")
+	if len(prs) > 1 {
+		sec.Blocks = append(sec.Blocks, compareProbes(probeRows(c, prs))...)
+	}
+	for i, pr := range prs {
+		sec.Blocks = append(sec.Blocks, probeBlocks(i, pr)...)
+	}
+	return []page.Section{sec}, nil
+}
+
+func compareProbes(rows []ProbeRow) []page.Block {
+	tbl := &page.Table{ID: "probe-compare", Title: "Probes compared",
+		Source: fmt.Sprintf("from %s; estimate = the last rate whose window met the SLA (seed 004); lower bound = the highest rate that met it when there is no estimate; "+
+			"deployment from the lab event recorded before each probe; cost per req/s = servers × price per server-hour (instance plus volumes) × 730 h / estimate", plural(len(rows), "probe")),
+		Columns: []page.Column{{Title: "treatment"}, {Title: "SLA"}, {Title: "estimate (req/s)", Unit: "req/s"}, {Title: "lower bound (req/s)", Unit: "req/s"},
+			{Title: "windows"}, {Title: "stop"}, {Title: "type"}, {Title: "vCPUs"}, {Title: "$ per hour", Unit: "$"}, {Title: "cost per req/s ($/month)", Unit: "$ per month per req/s"}}}
+	est := chart.BarSeries{Name: "estimate (req/s)"}
+	var cats []string
+	for _, r := range rows {
+		typ := r.Type
+		if typ == "" {
+			typ = "–"
+		} else if r.Servers > 1 {
+			typ = fmt.Sprintf("%d × %s", r.Servers, typ)
+		}
+		vcpus, price := page.Text("–"), page.Text("–")
+		if r.Servers > 0 {
+			vcpus, price = numCell(r.VCPUs, 2), numCell(r.PricePerHour, 3)
+		}
+		e := numCell(r.Estimate, 0)
+		if math.IsNaN(r.Estimate) {
+			e = verdictCell("none", "warn")
+		}
+		tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(label(r.Treatment)), page.Text(r.SLA), e, numCell(r.LowerBound, 0),
+			intCell(int64(r.Windows)), page.Text(r.Stop), page.Text(typ), vcpus, price, numCell(r.CostPerReqPerSec, 4)})
+		cats = append(cats, label(r.Treatment))
+		est.Values = append(est.Values, chart.Num(r.Estimate))
+	}
+	return []page.Block{{Table: tbl}, {Chart: &chart.Chart{ID: "probe-compare-estimates", Title: "Probe estimates by treatment", Source: tbl.Source,
+		Bars: &chart.Bars{X: chart.Axis{Label: "treatment"}, Y: chart.Axis{Label: "estimate", Unit: "req/s", Min: chart.At(0)}, Categories: cats, Series: []chart.BarSeries{est}}}}}
+}
+
+// rttText prints an RTT given in µs as milliseconds with two decimals
+// (lab and LAN round trips are tens of µs).
+func rttText(us float64) string {
+	if math.IsNaN(us) || math.IsInf(us, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", us/1000)
+}
+
+// windowMark colours a window's verdict.
+func windowMark(w store.ProbeWindow) string {
+	switch {
+	case w.Discarded:
+		return "warn"
+	case w.Accepted || w.MetSLA:
+		return "pass"
+	}
+	return "fail"
+}
+
+// percentile returns a window's latency (µs) at p, one of
+// store.ProbePercentiles; NaN when not stored.
+func percentile(w store.ProbeWindow, p float64) float64 {
+	for i, q := range store.ProbePercentiles {
+		if q == p && i < len(w.Percentiles) {
+			return w.Percentiles[i]
+		}
+	}
+	return math.NaN()
+}
+
+func probeBlocks(i int, pr probeRun) []page.Block {
+	id := fmt.Sprintf("probe-p%d", i+1)
+	title := ""
+	if pr.treatment != "" {
+		title = " (" + pr.treatment + ")"
+	}
+	p := pr.p
+	win := "windows"
+	if pr.window > 0 {
+		win = "windows of " + pr.window.String()
+	}
+	src := fmt.Sprintf("from the %s of probe %d%s against the %s target, SLA %s", win, p.ID, title, p.Target, pr.sla())
+	if p.RTTAddr != "" {
+		src += ", RTT guard on " + p.RTTAddr
+	}
+	var blocks []page.Block
+	maxLat := 0.0
+	for _, w := range pr.windows {
+		maxLat = math.Max(maxLat, finiteOr0(w.SLAUs))
+	}
+	unit, div := latencyUnit(maxLat)
+	slaCol := "p" + num(p.SLAPercentile) + " (SLA)"
+	tbl := &page.Table{ID: id + "-windows", Title: "Probe windows" + title,
+		Source: src + "; rate = T, offered = requests sent per second, achieved = successful completions per second; latencies over the whole window's successful requests; " +
+			"pass = seconds whose median latency was at most the RTT before the window plus the margin",
+		Columns: []page.Column{{Title: "#"}, {Title: "phase"}, {Title: "rate (req/s)", Unit: "req/s"}, {Title: "offered (req/s)", Unit: "req/s"},
+			{Title: "achieved (ok/s)", Unit: "ok/s"}, {Title: "p50 (" + unit + ")", Unit: "µs"}, {Title: "p90 (" + unit + ")", Unit: "µs"}, {Title: slaCol + " (" + unit + ")", Unit: "µs"},
+			{Title: "RTT before/after (ms)"}, {Title: "pass"}, {Title: "errors"}, {Title: "dropped"}, {Title: "verdict"}}}
+	lat := func(v float64) page.Cell {
+		if math.IsNaN(v) {
+			return page.Text("–")
+		}
+		return page.Number(fmt.Sprintf("%.2f", v/div), v)
+	}
+	for _, w := range pr.windows {
+		verdict := w.Verdict
+		if w.Note != "" && w.Discarded {
+			verdict += ": " + w.Note
+		}
+		tbl.Rows = append(tbl.Rows, []page.Cell{intCell(int64(w.Seq + 1)), page.Text(w.Phase), page.Number(num(w.Rate), w.Rate),
+			numCell(w.Offered, 1), numCell(w.Achieved, 1), lat(percentile(w, 50)), lat(percentile(w, 90)), lat(w.SLAUs),
+			page.Text(rttText(w.RTTBeforeUs) + " / " + rttText(w.RTTAfterUs)), page.Number(fmt.Sprintf("%d/%d", w.PassedSeconds, len(w.Seconds)), float64(w.PassedSeconds)),
+			intCell(w.Errors), intCell(w.Dropped), verdictCell(verdict, windowMark(w))})
+	}
+	blocks = append(blocks, page.Block{Table: tbl})
+	if len(pr.windows) == 0 {
+		return append(blocks, note("info", "The probe stored no window."))
+	}
+
+	rate := chart.Series{Name: "rate T"}
+	achieved := chart.Series{Name: "achieved (ok/s)"}
+	for _, w := range pr.windows {
+		rate.Points = append(rate.Points, chart.Point{X: float64(w.Seq + 1), Y: chart.Num(w.Rate)})
+		achieved.Points = append(achieved.Points, chart.Point{X: float64(w.Seq + 1), Y: chart.Num(w.Achieved)})
+	}
+	var rules []chart.Rule
+	if !math.IsNaN(p.Estimate) {
+		rules = append(rules, chart.Rule{Axis: "y", Value: p.Estimate, Label: "estimate " + num(p.Estimate)})
+	}
+	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-rates", Title: "Rate per window: ramp-up, then fine-tuning" + title,
+		Source: src + "; one point per window in the order run",
+		Line: &chart.Line{X: chart.Axis{Label: "window", Unit: "#"}, Y: chart.Axis{Label: "rate", Unit: "req/s", Min: chart.At(0)},
+			Series: []chart.Series{rate, achieved}, Rules: rules}}})
+	if c := secondsChart(id, title, src, pr); c != nil {
+		blocks = append(blocks, page.Block{Chart: c})
+	}
+	if c := surfaceChart(id, title, src, pr); c != nil {
+		blocks = append(blocks, page.Block{Chart: c})
+	}
+	if p.Note != "" {
+		blocks = append(blocks, note("info", capital(p.Note)))
+	}
+	return blocks
+}
+
+// secondsChart is the per-second pass rule over the probe's time: each
+// second's median latency beside the bar it had to stay under (the RTT
+// before its window plus the margin), failing seconds shaded.
+func secondsChart(id, title, src string, pr probeRun) *chart.Chart {
+	t0 := pr.windows[0].Start
+	p50 := chart.Series{Name: "median latency per second"}
+	bar := chart.Series{Name: "pass limit (RTT before + margin)", Dashed: true}
+	var ranges []chart.Range
+	maxUS := 0.0
+	for _, w := range pr.windows {
+		for _, s := range w.Seconds {
+			maxUS = math.Max(maxUS, finiteOr0(s.P50Us))
+		}
+	}
+	unit, div := latencyUnit(maxUS)
+	n := 0
+	for _, w := range pr.windows {
+		off := w.Start.Sub(t0).Seconds()
+		limit := math.NaN()
+		if !math.IsNaN(w.RTTBeforeUs) {
+			limit = (w.RTTBeforeUs + us(pr.margin)) / div
+		} else if pr.margin > 0 {
+			limit = us(pr.margin) / div
+		}
+		for _, s := range w.Seconds {
+			x := off + float64(s.Index) + 0.5
+			p50.Points = append(p50.Points, chart.Point{X: x, Y: chart.Num(s.P50Us / div)})
+			bar.Points = append(bar.Points, chart.Point{X: x, Y: chart.Num(limit)})
+			if !s.Pass {
+				ranges = append(ranges, chart.Range{From: off + float64(s.Index), To: off + float64(s.Index) + 1, Label: fmt.Sprintf("window %d second %d failed", w.Seq+1, s.Index+1)})
+			}
+			n++
+		}
+		// A gap between windows breaks the lines.
+		p50.Points = append(p50.Points, chart.Point{X: off + w.Duration.Seconds() + 0.01, Y: chart.NaN})
+		bar.Points = append(bar.Points, chart.Point{X: off + w.Duration.Seconds() + 0.01, Y: chart.NaN})
+	}
+	if n == 0 {
+		return nil
+	}
+	var values []float64
+	for _, pt := range p50.Points {
+		values = append(values, float64(pt.Y))
+	}
+	return &chart.Chart{ID: id + "-seconds", Title: "Per-second pass rule over the probe" + title,
+		Source: src + "; x = seconds since the first window started; a second passes when its median latency is at most the RTT measured before its window plus the margin (" + pr.margin.String() + ") and its errors are within bounds; shaded seconds failed",
+		Line: &chart.Line{X: chart.Axis{Label: "time since the first window", Unit: "s"}, Y: chart.Axis{Label: "median latency", Unit: unit, Log: wantLog(values)},
+			Series: []chart.Series{p50, bar}, Ranges: ranges, RangesName: "failed seconds"}}
+}
+
+// surfaceChart is seed 004 §4.4's latency/throughput surface: for every
+// rate the probe held (discarded windows left out), the latency at each
+// stored percentile, as a heat map with rates across and percentiles up.
+func surfaceChart(id, title, src string, pr probeRun) *chart.Chart {
+	byRate := map[float64][]store.ProbeWindow{}
+	maxUS := 0.0
+	for _, w := range pr.windows {
+		if w.Discarded || len(w.Percentiles) == 0 {
+			continue
+		}
+		byRate[w.Rate] = append(byRate[w.Rate], w)
+		for _, v := range w.Percentiles {
+			maxUS = math.Max(maxUS, finiteOr0(v))
+		}
+	}
+	if len(byRate) == 0 {
+		return nil
+	}
+	rates := make([]float64, 0, len(byRate))
+	for r := range byRate {
+		rates = append(rates, r)
+	}
+	sort.Float64s(rates)
+	unit, div := latencyUnit(maxUS)
+	h := &chart.HeatMap{X: chart.Axis{Label: "rate", Unit: "req/s"}, Y: chart.Axis{Label: "percentile"}, Scale: chart.Axis{Label: "latency", Unit: unit}}
+	for _, r := range rates {
+		h.XLabels = append(h.XLabels, num(r))
+	}
+	var all []float64
+	for k, p := range store.ProbePercentiles {
+		h.YLabels = append(h.YLabels, "p"+num(p))
+		row := make([]chart.Num, len(rates))
+		for j, r := range rates {
+			var sum float64
+			n := 0
+			for _, w := range byRate[r] {
+				if k < len(w.Percentiles) && !math.IsNaN(w.Percentiles[k]) {
+					sum += w.Percentiles[k]
+					n++
+				}
+			}
+			row[j] = chart.NaN
+			if n > 0 {
+				row[j] = chart.Num(sum / float64(n) / div)
+				all = append(all, sum/float64(n))
+			}
+		}
+		h.Values = append(h.Values, row)
+	}
+	h.Scale.Log = wantLog(all)
+	return &chart.Chart{ID: id + "-surface", Title: "Latency/throughput surface" + title,
+		Source: src + "; cell = the latency at that percentile of the window's successful requests (its merged histogram), the mean over the windows held at that rate; discarded windows left out; grey = no successful request",
+		Heat:   h}
+}

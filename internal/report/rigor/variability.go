@@ -1,0 +1,458 @@
+package rigor
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/headroom-dev/headroom/internal/analysis/variability"
+	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// variabilityConfig turns the stored spec's analysis.variability into the
+// analysis's configuration, restricted to the treatments with completed
+// runs; the notes say what was left out.
+func (c *campaign) variabilityConfig(withRuns map[string]bool) (variability.Config, []string) {
+	var v spec.VariabilityAnalysis
+	var ts []spec.Treatment
+	if c.spec != nil {
+		v, ts = c.spec.Analysis.Variability, c.spec.Treatments
+	}
+	cfg := variability.Config{RepeatSE: v.RepeatSE.Duration, CrossDiff: v.CrossDiff.Duration, Host: v.Host, Hosts: map[string]string{}}
+	if v.Trim != nil {
+		if v.Trim.Duration == 0 {
+			cfg.NoTrim = true
+		} else {
+			cfg.TrimStart, cfg.TrimEnd = v.Trim.Duration, v.Trim.Duration
+		}
+	}
+	for k, h := range v.Hosts {
+		cfg.Hosts[k] = h
+	}
+	if v.Host == "" {
+		// A managed server on a lab host: theta is that host's CPU.
+		for _, t := range c.treatments {
+			if h := managedHost(t.spec); h != "" && cfg.Hosts[t.name] == "" {
+				cfg.Hosts[t.name] = h
+			}
+		}
+	}
+	var notes []string
+	keep := func(names []string, what string) []string {
+		var out []string
+		for _, n := range names {
+			if withRuns[n] {
+				out = append(out, n)
+			} else {
+				notes = append(notes, fmt.Sprintf("analysis.variability.%s names %s, which has no completed runs; it is left out", what, label(n)))
+			}
+		}
+		return out
+	}
+	for _, g := range v.Equal {
+		if kept := keep(g, "equal"); len(kept) > 0 {
+			cfg.Groups = append(cfg.Groups, kept)
+		}
+	}
+	if len(v.Equal) > 0 {
+		// Instances in no group are still judged on their own.
+		in := map[string]bool{}
+		for _, g := range cfg.Groups {
+			for _, n := range g {
+				in[n] = true
+			}
+		}
+		for _, t := range c.treatments {
+			if withRuns[t.name] && !in[t.name] {
+				cfg.Groups = append(cfg.Groups, []string{t.name})
+			}
+		}
+	}
+	if pol := v.PoliciesFor(ts); pol != nil {
+		names := make([]string, 0, len(pol))
+		for n := range pol {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		cfg.Policies = map[string]string{}
+		for _, n := range keep(names, "policies") {
+			cfg.Policies[n] = pol[n]
+		}
+		if len(cfg.Policies) < 2 {
+			cfg.Policies = nil // one policy compares with nothing
+		}
+	}
+	return cfg, notes
+}
+
+// loadVariability reads the store and runs the variation analysis; ok is
+// false when the store has no completed run. aerr is the analysis's
+// complaint about the data or settings.
+func loadVariability(st *store.Store) (res variability.Result, notes []string, ok bool, aerr, err error) {
+	c, err := load(st)
+	if err != nil {
+		return res, nil, false, nil, err
+	}
+	in, err := variability.FromStore(st)
+	if err != nil || len(in.Runs) == 0 {
+		return res, nil, false, nil, err
+	}
+	withRuns := map[string]bool{}
+	for _, rd := range in.Runs {
+		withRuns[rd.Run.Treatment] = true
+	}
+	cfg, notes := c.variabilityConfig(withRuns)
+	res, aerr = variability.Analyze(in, cfg)
+	return res, notes, true, aerr, nil
+}
+
+// Variability is the report section of seed 001's rigor verdicts
+// (seed-digest §2): per instance and level tau, tau_se, theta_mean and mu
+// with verdict (a); the cross-instance differences of treatments created
+// equal with verdict (b); the valid modelling range (c); and the reset
+// policies compared. No section unless some level was repeated or a group
+// of equal instances was measured.
+func Variability(st *store.Store) ([]page.Section, error) {
+	res, notes, ok, aerr, err := loadVariability(st)
+	if err != nil || !ok {
+		return nil, err
+	}
+	sec := page.Section{ID: "variability", Title: "Variation: repeatability, equal instances and the valid modelling range"}
+	if aerr != nil {
+		sec.Summary = "The variation analysis could not run with these settings."
+		sec.Blocks = append(sec.Blocks, note("warning", capital(aerr.Error())))
+		return []page.Section{sec}, nil
+	}
+	if !hasVariation(res) {
+		return nil, nil
+	}
+	sec.Summary = variabilitySummary(res)
+	for _, n := range notes {
+		sec.Blocks = append(sec.Blocks, note("warning", capital(n)))
+	}
+	sec.Blocks = append(sec.Blocks, variabilityBlocks(res)...)
+	return []page.Section{sec}, nil
+}
+
+// hasVariation: some level has a tau_se, or equal instances were compared.
+func hasVariation(res variability.Result) bool {
+	for _, x := range res.Instances {
+		for _, r := range x.Levels {
+			if r.Tau.N >= 2 {
+				return true
+			}
+		}
+	}
+	for _, g := range res.Groups {
+		if len(g.Instances) > 1 {
+			return true
+		}
+	}
+	return false
+}
+
+func groupName(names []string) string {
+	ls := make([]string, len(names))
+	for i, n := range names {
+		ls[i] = label(n)
+	}
+	return strings.Join(ls, " = ")
+}
+
+// repeatCounts counts verdict (a) over an instance's levels.
+func repeatCounts(x variability.Instance) (pass, fail, unknown int) {
+	for _, r := range x.Levels {
+		switch r.Repeatable {
+		case variability.Pass:
+			pass++
+		case variability.Fail:
+			fail++
+		default:
+			unknown++
+		}
+	}
+	return
+}
+
+// repeatText is verdict (a) of one instance in a sentence.
+func repeatText(x variability.Instance, cfg variability.Config) string {
+	pass, fail, unknown := repeatCounts(x)
+	n := len(x.Levels)
+	s := fmt.Sprintf("tau_se < %s at %d of %d levels", ms(us(cfg.RepeatSE)), pass, n)
+	var failed []string
+	for _, r := range x.Levels {
+		if r.Repeatable == variability.Fail {
+			failed = append(failed, fmt.Sprintf("%s (%s)", loadText(x.Model, r.Level), ms(r.Tau.SE)))
+		}
+	}
+	if fail > 0 {
+		s += "; not at " + strings.Join(failed, ", ")
+	}
+	if unknown > 0 {
+		s += fmt.Sprintf("; undecided at %s (fewer than two repetitions)", plural(unknown, "level"))
+	}
+	return s
+}
+
+func variabilitySummary(res variability.Result) string {
+	var parts []string
+	for _, g := range res.Groups {
+		s := g.Range.Statement
+		if len(res.Groups) > 1 || g.Instances[0] != "" {
+			s = groupName(g.Instances) + ": " + s
+		}
+		if g.Range.Reason != "" && g.Range.Valid {
+			s += "; the range ends " + g.Range.Reason
+		}
+		parts = append(parts, sentence(s))
+	}
+	for _, x := range res.Instances {
+		s := "(a) " + repeatText(x, res.Config)
+		if x.Name != "" {
+			s = "(a) " + x.Name + ": " + repeatText(x, res.Config)
+		}
+		parts = append(parts, sentence(s))
+	}
+	if len(res.Groups) == 1 && res.Groups[0].Instances[0] == "" {
+		return capital(strings.Join(parts, " "))
+	}
+	return strings.Join(parts, " ")
+}
+
+func variabilityBlocks(res variability.Result) []page.Block {
+	cfg := res.Config
+	named := len(res.Instances) > 1 || res.Instances[0].Name != ""
+	runs := 0
+	for _, x := range res.Instances {
+		for _, r := range x.Levels {
+			runs += r.Reps
+		}
+	}
+	trim := fmt.Sprintf("trimmed by %v at the start and %v at the end (seed 001)", cfg.TrimStart, cfg.TrimEnd)
+	if cfg.NoTrim {
+		trim = "not trimmed (trim: 0s)"
+	}
+	hosts := map[string]bool{}
+	for _, x := range res.Instances {
+		if x.Host != "" {
+			hosts[x.Host] = true
+		}
+	}
+	hostNames := make([]string, 0, len(hosts))
+	for h := range hosts {
+		hostNames = append(hostNames, h)
+	}
+	sort.Strings(hostNames)
+	src := fmt.Sprintf("from %s; tau = the mean response time of a run's successful requests (all operations), tau_se = its standard error across repetitions; theta = the mean CPU utilisation of %s over each run's measured phase, %s, averaged across repetitions",
+		plural(runs, "completed run"), orText(hostNames, "the target host"), trim)
+	var blocks []page.Block
+
+	cols := []page.Column{}
+	if named {
+		cols = append(cols, page.Column{Title: "instance"})
+	}
+	model := res.Instances[0].Model
+	withMu := false
+	for _, x := range res.Instances {
+		for _, r := range x.Levels {
+			withMu = withMu || r.Mu.N > 0
+		}
+	}
+	cols = append(cols, loadColumn(model), page.Column{Title: "reps"}, page.Column{Title: "tau (ms) ± SE", Unit: "µs"},
+		page.Column{Title: "tau_se (ms)", Unit: "µs"}, page.Column{Title: "(a) tau_se < " + ms(us(cfg.RepeatSE))},
+		page.Column{Title: "theta_mean (%) ± SE", Unit: "%"})
+	if withMu {
+		cols = append(cols, page.Column{Title: "mu (ms) ± SE", Unit: "µs"})
+	}
+	tbl := &page.Table{ID: "variability-levels", Title: "Per instance and level: tau, tau_se, theta and verdict (a)", Columns: cols,
+		Source: src + "; mu = client response time minus the server's execution time, when the server reported it"}
+	var notes []string
+	for _, x := range res.Instances {
+		for _, n := range x.Notes {
+			notes = append(notes, prefixed(x.Name, n))
+		}
+		for _, r := range x.Levels {
+			var row []page.Cell
+			if named {
+				row = append(row, page.Text(label(x.Name)))
+			}
+			tauSE := page.Text("–")
+			if r.Tau.N >= 2 {
+				tauSE = page.Number(fmt.Sprintf("%.2f", r.Tau.SE/1000), r.Tau.SE)
+			}
+			verdict := verdictCell(r.Repeatable.String(), "")
+			switch r.Repeatable {
+			case variability.Pass:
+				verdict.Mark = "pass"
+			case variability.Fail:
+				verdict.Mark = "fail"
+			default:
+				verdict.Mark = "warn"
+			}
+			row = append(row, page.Number(num(r.Level), r.Level), intCell(int64(r.Reps)), seCell(r.Tau, 2, 1000), tauSE, verdict, seCell(r.Theta, 1, 1))
+			if withMu {
+				row = append(row, seCell(r.Mu, 2, 1000))
+			}
+			tbl.Rows = append(tbl.Rows, row)
+			for _, n := range r.Notes {
+				notes = append(notes, prefixed(x.Name, loadText(x.Model, r.Level)+": "+n))
+			}
+		}
+	}
+	blocks = append(blocks, page.Block{Table: tbl})
+
+	var tau, tauSE []chart.Series
+	for _, x := range res.Instances {
+		a := chart.Series{Name: label(x.Name)}
+		b := chart.Series{Name: label(x.Name)}
+		for _, r := range x.Levels {
+			a.Points = append(a.Points, chart.Point{X: r.Level, Y: chart.Num(r.Tau.Mean / 1000), Err: chart.Num(r.Tau.SE / 1000)})
+			if r.Tau.N >= 2 {
+				b.Points = append(b.Points, chart.Point{X: r.Level, Y: chart.Num(r.Tau.SE / 1000)})
+			}
+		}
+		tau, tauSE = append(tau, a), append(tauSE, b)
+	}
+	blocks = append(blocks,
+		page.Block{Chart: &chart.Chart{ID: "variability-tau", Title: "Mean response time tau against " + loadAxis(model).Label, Source: src + "; error bars ± 1 standard error (tau_se)",
+			Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "tau", Unit: "ms", Min: chart.At(0)}, Series: tau}}},
+		page.Block{Chart: &chart.Chart{ID: "variability-tau-se", Title: "Repeatability: tau_se against " + loadAxis(model).Label, Source: src + "; the line is the repeat_se threshold of verdict (a)",
+			Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "tau_se", Unit: "ms", Min: chart.At(0)}, Series: tauSE,
+				Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}})
+
+	if cross := crossBlocks(res, model, src); cross != nil {
+		blocks = append(blocks, cross...)
+	}
+	rng := &page.Table{ID: "variability-range", Title: "Valid modelling range (c)", Source: src + "; the range ends before the first level at which a (a) or (b) check fails or cannot be decided",
+		Columns: []page.Column{{Title: "instances"}, {Title: "valid up to (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "theta there (%)", Unit: "%"},
+			{Title: "ends at (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "verdict"}}}
+	for _, g := range res.Groups {
+		rng.Rows = append(rng.Rows, rangeRow(groupName(g.Instances), g.Range))
+	}
+	blocks = append(blocks, page.Block{Table: rng})
+	if len(res.Policies) > 0 {
+		blocks = append(blocks, policyBlocks(res, model, src)...)
+	}
+	for _, n := range dedupe(notes) {
+		blocks = append(blocks, note("info", n))
+	}
+	return blocks
+}
+
+func rangeRow(name string, r variability.Range) []page.Cell {
+	v := verdictCell(sentence(r.Statement), "pass")
+	if !r.Valid {
+		v.Mark = "fail"
+	} else if r.Reason != "" {
+		v.Text = sentence(r.Statement + "; it ends " + r.Reason)
+	}
+	upTo := page.Text("–")
+	if r.Valid {
+		upTo = page.Number(num(r.Level), r.Level)
+	}
+	end := page.Text("none")
+	if !math.IsNaN(r.End) {
+		end = page.Number(num(r.End), r.End)
+	}
+	return []page.Cell{page.Text(name), upTo, numCell(r.Theta, 0), end, v}
+}
+
+// crossBlocks are verdict (b) for the groups with several instances; nil
+// when there are none.
+func crossBlocks(res variability.Result, model, src string) []page.Block {
+	cfg := res.Config
+	tbl := &page.Table{ID: "variability-cross", Title: "Instances created equal: cross-instance difference (b)",
+		Source: src + "; max |Δtau| = the largest difference of tau between the group's instances at the level",
+		Columns: []page.Column{{Title: "instances"}, loadColumn(model), {Title: "measured on"}, {Title: "max |Δtau| (ms)", Unit: "µs"},
+			{Title: "between"}, {Title: "(b) < " + ms(us(cfg.CrossDiff))}}}
+	var series []chart.Series
+	for _, g := range res.Groups {
+		if len(g.Instances) < 2 {
+			continue
+		}
+		s := chart.Series{Name: groupName(g.Instances)}
+		for _, r := range g.Cross {
+			v := verdictCell(r.Verdict.String(), "warn")
+			switch r.Verdict {
+			case variability.Pass:
+				v.Mark = "pass"
+			case variability.Fail:
+				v.Mark = "fail"
+			}
+			between := "–"
+			if !math.IsNaN(r.MaxDiff) {
+				between = label(r.Pair[0]) + " − " + label(r.Pair[1])
+			}
+			diff := page.Text("–")
+			if !math.IsNaN(r.MaxDiff) {
+				diff = page.Number(fmt.Sprintf("%.2f", r.MaxDiff/1000), r.MaxDiff)
+			}
+			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(groupName(g.Instances)), page.Number(num(r.Level), r.Level),
+				page.Number(plural(r.Instances, "instance"), float64(r.Instances)), diff, page.Text(between), v})
+			s.Points = append(s.Points, chart.Point{X: r.Level, Y: chart.Num(r.MaxDiff / 1000)})
+		}
+		series = append(series, s)
+	}
+	if len(series) == 0 {
+		return nil
+	}
+	return []page.Block{{Table: tbl}, {Chart: &chart.Chart{ID: "variability-cross-diff", Title: "Instances created equal: max |Δtau| against " + loadAxis(model).Label,
+		Source: src + "; the line is the cross_diff threshold of verdict (b)",
+		Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "max |Δtau|", Unit: "ms", Min: chart.At(0)}, Series: series,
+			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.CrossDiff) / 1000, Label: "cross_diff " + cfg.CrossDiff.String()}}}}}}
+}
+
+// policyBlocks compare reset policies (seed-digest §2: the remedy seed 001
+// proposes is to restore a snapshot instead of repopulating by script).
+func policyBlocks(res variability.Result, model, src string) []page.Block {
+	cfg := res.Config
+	tbl := &page.Table{ID: "variability-policies", Title: "Reset policies compared: tau_se by level",
+		Source:  src + "; each policy's instances are the treatments whose runs used it; mean and largest tau_se over them",
+		Columns: []page.Column{{Title: "reset policy"}, {Title: "instances"}, loadColumn(model), {Title: "mean tau_se (ms)", Unit: "µs"}, {Title: "largest tau_se (ms)", Unit: "µs"}}}
+	rng := &page.Table{ID: "variability-policy-range", Title: "Reset policies compared: valid modelling range",
+		Source:  src + "; each policy's instances are judged as one group, with (a) and (b)",
+		Columns: []page.Column{{Title: "reset policy"}, {Title: "valid up to (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "theta there (%)", Unit: "%"}, {Title: "ends at (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "verdict"}}}
+	var series []chart.Series
+	for _, p := range res.Policies {
+		s := chart.Series{Name: p.Policy}
+		for _, r := range p.Levels {
+			mean, most := page.Text("–"), page.Text("–")
+			if r.Instances > 0 {
+				mean = page.Number(fmt.Sprintf("%.2f", r.TauSE/1000), r.TauSE)
+				most = page.Number(fmt.Sprintf("%.2f", r.TauSEMax/1000), r.TauSEMax)
+				if r.TauSEMax >= us(cfg.RepeatSE) {
+					most.Mark = "fail"
+				}
+			}
+			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(p.Policy), page.Text(groupName(p.Instances)), page.Number(num(r.Level), r.Level), mean, most})
+			s.Points = append(s.Points, chart.Point{X: r.Level, Y: chart.Num(r.TauSE / 1000)})
+		}
+		series = append(series, s)
+		rng.Rows = append(rng.Rows, rangeRow(p.Policy, p.Range))
+	}
+	return []page.Block{{Table: tbl}, {Table: rng}, {Chart: &chart.Chart{ID: "variability-policy-tau-se", Title: "Reset policies compared: mean tau_se against " + loadAxis(model).Label,
+		Source: src + "; the line is the repeat_se threshold",
+		Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "mean tau_se", Unit: "ms", Min: chart.At(0)}, Series: series,
+			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}}}
+}
+
+func prefixed(name, text string) string {
+	if name == "" {
+		return capital(text)
+	}
+	return sentence(name + ": " + text)
+}
+
+func orText(xs []string, none string) string {
+	switch len(xs) {
+	case 0:
+		return none
+	case 1:
+		return "host " + xs[0]
+	}
+	return "hosts " + strings.Join(xs, ", ") + " (each instance its own)"
+}

@@ -1,0 +1,77 @@
+package spec
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestVariabilitySettings(t *testing.T) {
+	s := mustParse(t, base+`analysis:
+  variability:
+    repeat_se: 2ms
+    cross_diff: 40ms
+    trim: 0s
+    host: db1
+    equal: [[a, b]]
+    policies: {a: restore, b: repopulate}
+treatments:
+  - name: a
+  - name: b
+`)
+	v := s.Analysis.Variability
+	if v.RepeatSE.Duration != 2*time.Millisecond || v.CrossDiff.Duration != 40*time.Millisecond || v.TrimOrDefault() != 0 ||
+		v.Host != "db1" || len(v.Equal) != 1 || v.Equal[0][1] != "b" || v.Policies["a"] != "restore" {
+		t.Fatalf("decoded %+v", v)
+	}
+	if errs := CheckVariabilityNames("t.yaml", s); len(errs) != 0 {
+		t.Errorf("names of existing treatments: %v", errs)
+	}
+	if got := (VariabilityAnalysis{}).TrimOrDefault(); got != 30*time.Second {
+		t.Errorf("default trim %v, want seed 001's 30s", got)
+	}
+}
+
+func TestVariabilitySettingErrors(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{"analysis: {variability: {repeat_se: -1ms}}", "analysis.variability.repeat_se: must not be negative"},
+		{"analysis: {variability: {trim: -5s}}", "analysis.variability.trim: must not be negative"},
+		{"analysis: {variability: {equal: [[a]]}}", "analysis.variability.equal[0]: a group of equal instances needs at least two"},
+		{"analysis: {variability: {equal: [[a, b], [b, c]]}}", "analysis.variability.equal[1]: treatment b is already in group 0"},
+		{"analysis: {variability: {policies: {a: restor}}}", `analysis.variability.policies.a: unknown value "restor"; did you mean "restore"?`},
+		{"analysis: {variability: {hosts: {a: \"\"}}}", "analysis.variability.hosts.a: names no host"},
+	} {
+		lines := parseErrors(t, base+c.src+"\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%s: %v, want %q", c.src, lines, c.want)
+		}
+	}
+}
+
+func TestVariabilityNamesAndPolicies(t *testing.T) {
+	s := mustParse(t, base+`reset: none
+analysis:
+  variability:
+    equal: [[a, z]]
+    hosts: {y: db1}
+treatments:
+  - name: a
+  - name: b
+    set: {reset: restart}
+`)
+	errs := CheckVariabilityNames("t.yaml", s)
+	if len(errs) != 2 || !strings.Contains(errs[0].Error(), `analysis.variability.equal[0]: "z" is not a treatment; use one of a, b`) ||
+		!strings.Contains(errs[1].Error(), `analysis.variability.hosts: "y" is not a treatment`) {
+		t.Errorf("errors %v", errs)
+	}
+	// Without policies:, treatments that reset differently are compared by
+	// their own reset settings; treatments that reset alike are not.
+	pol := s.Analysis.Variability.PoliciesFor(s.Treatments)
+	if len(pol) != 2 || pol["a"] != "none" || pol["b"] != "restart" {
+		t.Errorf("derived policies %v", pol)
+	}
+	same := mustParse(t, base+"treatments: [{name: a}, {name: b}]\n")
+	if pol := same.Analysis.Variability.PoliciesFor(same.Treatments); pol != nil {
+		t.Errorf("treatments that reset alike: policies %v, want none", pol)
+	}
+}

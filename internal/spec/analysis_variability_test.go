@@ -49,7 +49,8 @@ func TestVariabilitySettingErrors(t *testing.T) {
 }
 
 func TestVariabilityNamesAndPolicies(t *testing.T) {
-	s := mustParse(t, base+`reset: none
+	// Parse refuses names that are not treatments.
+	_, err := Parse("t.yaml", []byte(base+`reset: none
 analysis:
   variability:
     equal: [[a, z]]
@@ -58,12 +59,17 @@ treatments:
   - name: a
   - name: b
     set: {reset: restart}
-`)
-	errs := CheckVariabilityNames("t.yaml", s)
-	if len(errs) != 2 || !strings.Contains(errs[0].Error(), `analysis.variability.equal[0]: "z" is not a treatment; use one of a, b`) ||
-		!strings.Contains(errs[1].Error(), `analysis.variability.hosts: "y" is not a treatment`) {
-		t.Errorf("errors %v", errs)
+`))
+	if err == nil || !strings.Contains(err.Error(), `analysis.variability.equal[0]: "z" is not a treatment; use one of a, b`) ||
+		!strings.Contains(err.Error(), `analysis.variability.hosts: "y" is not a treatment`) {
+		t.Errorf("errors %v", err)
 	}
+	s := mustParse(t, base+`reset: none
+treatments:
+  - name: a
+  - name: b
+    set: {reset: restart}
+`)
 	// Without policies:, treatments that reset differently are compared by
 	// their own reset settings; treatments that reset alike are not.
 	pol := s.Analysis.Variability.PoliciesFor(s.Treatments)

@@ -103,6 +103,10 @@ func Parse(file string, data []byte) (*Spec, error) {
 			s.Treatments = ts
 		}
 	}
+	if s != nil && len(errs) == 0 {
+		// Names in analysis settings refer to treatments, known only now.
+		errs = append(errs, CheckVariabilityNames(file, s)...)
+	}
 	if len(errs) > 0 {
 		errs.sortByLine()
 		return nil, errs

@@ -35,24 +35,128 @@ func Build(st *store.Store) (*Report, error) {
 	set := settingOf(c, runs)
 	r := &Report{Format: FormatVersion, Title: "Headroom report: " + c.Name, Generator: version.Version, Facts: factsOf(c, runs)}
 	r.Add(campaignSection(r.Facts, c, set))
-	r.Add(runsSection(runs, set))
-	in, _, err := levels.FromStore(st, set.model, set.slo)
+	probes, err := st.Probes()
 	if err != nil {
 		return nil, err
 	}
-	sum := levels.Summarize(in)
-	r.Add(loadResponseSection(sum, in, runs, set))
-	iv, err := intervalsSection(st, in, sum, set)
-	if err != nil {
-		return nil, err
+	if len(runs) > 0 || len(probes) == 0 {
+		// A probe's results directory has windows, not runs: its own
+		// section (added by the CLI) reports them.
+		r.Add(runsSection(runs, set))
+		in, _, err := levels.FromStore(st, set.model, set.slo)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range treatmentsOf(set, runs) {
+			ts := set
+			if t.spec != nil {
+				ts = settingOfSpec(t.spec, set)
+			}
+			tin := in.Treatment(t.name)
+			sum := levels.Summarize(tin)
+			lr := loadResponseSection(sum, tin, runs, ts)
+			iv, err := intervalsSection(st, tin, sum, ts)
+			if err != nil {
+				return nil, err
+			}
+			if t.name != "" {
+				lr = forTreatment(lr, t.name)
+				iv = forTreatment(iv, t.name)
+			}
+			r.Add(lr, iv)
+		}
 	}
-	r.Add(iv)
 	evs, err := st.Events(-1)
 	if err != nil {
 		return nil, err
 	}
 	r.Add(eventsSection(evs, runs, set))
 	return r, nil
+}
+
+// treatment is one treatment of the campaign as the report shows it.
+type treatment struct {
+	name string     // "" for a campaign without treatments
+	spec *spec.Spec // nil when the stored spec is missing or invalid
+}
+
+// treatmentsOf lists the campaign's treatments in spec order (those only
+// the runs know of after them), or the one unnamed treatment.
+func treatmentsOf(set setting, runs []store.Run) []treatment {
+	var out []treatment
+	seen := map[string]bool{}
+	if set.spec != nil {
+		for _, t := range set.spec.Treatments {
+			out = append(out, treatment{name: t.Name, spec: t.Spec})
+			seen[t.Name] = true
+		}
+	}
+	for _, r := range runs {
+		if !seen[r.Treatment] {
+			seen[r.Treatment] = true
+			out = append(out, treatment{name: r.Treatment})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, treatment{})
+	}
+	return out
+}
+
+// settingOfSpec is base with the model and SLO of one treatment's spec.
+func settingOfSpec(sp *spec.Spec, base setting) setting {
+	s := base
+	s.model, s.target, s.interval = sp.Load.Model, sp.Target.Type, sp.Interval.Duration
+	s.slo = nil
+	if sp.SLO != nil {
+		s.slo = &levels.SLO{Percentile: sp.SLO.Percentile, Threshold: sp.SLO.Threshold.Duration, Op: sp.SLO.Operation}
+	}
+	if f, ok := registry.Lookup(sp.Target.Type); ok {
+		s.inProcess = f.InProcess
+	}
+	return s
+}
+
+// forTreatment titles a section after its treatment and makes its IDs
+// (and those of its tables and charts) unique in the report.
+func forTreatment(sec Section, name string) Section {
+	p := "t-" + idSafe(name) + "-"
+	sec.ID = p + sec.ID
+	sec.Title += " · treatment " + name
+	blocks := make([]Block, len(sec.Blocks))
+	for i, b := range sec.Blocks {
+		if b.Table != nil {
+			t := *b.Table
+			if t.ID != "" {
+				t.ID = p + t.ID
+			}
+			b.Table = &t
+		}
+		if b.Chart != nil {
+			c := *b.Chart
+			if c.ID != "" {
+				c.ID = p + c.ID
+			}
+			b.Chart = &c
+		}
+		blocks[i] = b
+	}
+	sec.Blocks = blocks
+	return sec
+}
+
+// idSafe maps a treatment name (letters, digits, '.', '_', '-') to ID
+// characters.
+func idSafe(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, s)
 }
 
 // setting is what the report needs from the campaign's spec, with the

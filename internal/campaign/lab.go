@@ -53,7 +53,7 @@ func upLab(s *spec.Spec, specDir string, st *store.Store, prog progress.Reporter
 // and describe every host afterwards (the catalog's prices included).
 func labRecord(l *lab.Lab) map[string]any {
 	st := l.State()
-	return map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts}
+	return map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts, "catalog": st.Catalog}
 }
 
 // placer puts managed servers on lab hosts for the target registry.

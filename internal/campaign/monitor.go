@@ -50,8 +50,13 @@ func newSampler(m spec.Monitor, extraPIDs []int) (*procfs.Sampler, error) {
 		}
 	}
 	if len(m.Processes) > 0 {
-		// Monitoring processes at all means the server's too.
+		// Monitoring processes at all means the server's too. A server's
+		// worker process may exit between listing and opening (a
+		// PostgreSQL backend ending with its connection): skip those.
 		for _, pid := range extraPIDs {
+			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
+				continue
+			}
 			if pid > 0 && !slices.Contains(cfg.PIDs, pid) {
 				cfg.PIDs = append(cfg.PIDs, pid)
 			}

@@ -36,12 +36,20 @@ func widenScheduler(s *spec.Spec) {
 	// Go's default already follows the CPU quota of a container; the
 	// client-limit verdict is judged against that budget, not against the
 	// widened number of slots.
-	base := runtime.GOMAXPROCS(0)
+	// It is called once per treatment: always size from the process's
+	// starting value, never from an earlier treatment's widened one.
+	base := startProcs
 	load.SetCPUBudget(base)
+	procs := base
 	if f, ok := registry.Lookup(s.Target.Type); ok && f.InProcess {
-		runtime.GOMAXPROCS(2 * base)
+		procs = 2 * base
 	}
+	runtime.GOMAXPROCS(procs)
 }
+
+// startProcs is GOMAXPROCS as the process started (Go's default follows
+// the CPUs and any container quota).
+var startProcs = runtime.GOMAXPROCS(0)
 
 func newRunCmd() *cobra.Command {
 	var resume string

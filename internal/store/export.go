@@ -110,7 +110,7 @@ var exportTables = map[string]exportTable{
 
 // ExportTables lists the tables Export accepts.
 func ExportTables() []string {
-	return append([]string{"campaign", "runs", "intervals", "events", "samples", "server_times"}, ProbeExportTables...)
+	return append([]string{"campaign", "runs", "intervals", "events", "samples", "server_times", ESLModelExportTable}, ProbeExportTables...)
 }
 
 var exportFormats = []string{"csv", "json"}
@@ -141,6 +141,12 @@ func (s *Store) Export(w io.Writer, table, format string) error {
 	if table == "server_times" {
 		// Files from before server timing have no such table; export it empty.
 		if _, err := s.db.Exec(serverTimeDDL); err != nil {
+			return s.fail(doing, err)
+		}
+	}
+	if table == ESLModelExportTable {
+		// Models are stored only by headroom assess.
+		if err := s.EnsureESLModelTable(); err != nil {
 			return s.fail(doing, err)
 		}
 	}

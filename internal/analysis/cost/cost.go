@@ -24,6 +24,10 @@ type Prices struct {
 	InstanceHourly float64 // $ per instance-hour
 	VolumeGiBMonth float64 // $ per GiB-month of volume
 	IOPSMonth      float64 // $ per provisioned-IOPS-month
+	// VolumeMonthly is a price per volume-month known only as a whole
+	// (e.g. a lab volume's recorded monthly price when the catalog's unit
+	// prices are not at hand); it adds to the per-GiB and per-IOPS prices.
+	VolumeMonthly float64
 }
 
 // Deployment is a cluster of identical nodes, each with one volume.
@@ -36,10 +40,10 @@ type Deployment struct {
 
 // NodeMonthly is one node's monthly cost:
 //
-//	instance hourly x 730 + GiB x $/GiB-month + IOPS x $/IOPS-month
+//	instance hourly x 730 + GiB x $/GiB-month + IOPS x $/IOPS-month + volume $/month
 func (d Deployment) NodeMonthly() float64 {
 	p := d.Prices
-	return p.InstanceHourly*HoursPerMonth + d.VolumeGiB*p.VolumeGiBMonth + d.IOPS*p.IOPSMonth
+	return p.InstanceHourly*HoursPerMonth + d.VolumeGiB*p.VolumeGiBMonth + d.IOPS*p.IOPSMonth + p.VolumeMonthly
 }
 
 // Monthly is the deployment's monthly cost: Nodes x NodeMonthly.
@@ -53,7 +57,7 @@ func (d Deployment) check(name string) error {
 		field string
 		v     float64
 	}{{"VolumeGiB", d.VolumeGiB}, {"IOPS", d.IOPS}, {"Prices.InstanceHourly", d.Prices.InstanceHourly},
-		{"Prices.VolumeGiBMonth", d.Prices.VolumeGiBMonth}, {"Prices.IOPSMonth", d.Prices.IOPSMonth}} {
+		{"Prices.VolumeGiBMonth", d.Prices.VolumeGiBMonth}, {"Prices.IOPSMonth", d.Prices.IOPSMonth}, {"Prices.VolumeMonthly", d.Prices.VolumeMonthly}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 1) {
 			return fmt.Errorf("%s.%s is %v; it must be a non-negative number", name, f.field, f.v)
 		}
@@ -86,6 +90,9 @@ type Comparison struct {
 	// Savings is A.PerReqPerS - B.PerReqPerS: negative when option A
 	// delivers a req/s for less.
 	Savings float64
+	// Capped says option B was held at the node limit of CompareWithin
+	// although a larger cluster would still stay below A's throughput.
+	Capped bool
 }
 
 // Compare builds the comparison (seed-digest §4). Option B scales base out
@@ -95,6 +102,15 @@ type Comparison struct {
 // than A achieved. n may be below base.Nodes when A achieved less than
 // the base.
 func Compare(base Deployment, baseThroughput float64, a Deployment, aThroughput float64) (Comparison, error) {
+	return CompareWithin(base, baseThroughput, a, aThroughput, 0)
+}
+
+// CompareWithin is Compare with option B's cluster held at maxNodes
+// nodes at most (0 = MaxNodes); Comparison.Capped says when the cap bound.
+func CompareWithin(base Deployment, baseThroughput float64, a Deployment, aThroughput float64, maxNodes int) (Comparison, error) {
+	if maxNodes < 0 {
+		return Comparison{}, fmt.Errorf("the node limit of option B is %d; give a positive number, or 0 for %d", maxNodes, MaxNodes)
+	}
 	if err := base.check("the base deployment"); err != nil {
 		return Comparison{}, err
 	}
@@ -124,9 +140,13 @@ func Compare(base Deployment, baseThroughput float64, a Deployment, aThroughput 
 	if n >= MaxNodes {
 		return Comparison{}, fmt.Errorf("option B would need %d nodes or more; check that both throughputs are in req/s", MaxNodes)
 	}
+	capped := maxNodes > 0 && n > maxNodes
+	if capped {
+		n = maxNodes
+	}
 	b := base
 	b.Nodes = n
-	c := Comparison{
+	c := Comparison{Capped: capped,
 		Base: option(base, baseThroughput, false),
 		A:    option(a, aThroughput, false),
 		B:    option(b, perNode*float64(n), true),

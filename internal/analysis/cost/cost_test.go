@@ -88,3 +88,37 @@ func TestCompareBoundaryAndErrors(t *testing.T) {
 		}
 	}
 }
+
+// A volume priced as a whole adds to the node; the node cap of
+// CompareWithin holds option B and says so.
+func TestVolumeMonthlyAndNodeCap(t *testing.T) {
+	// Lab medium host: 0.18 $/h x 730 = 131.4; its 100 GiB, 300-IOPS piops
+	// volume recorded at 32 $/month (100 x 0.125 + 300 x 0.065).
+	base := Deployment{Nodes: 1, VolumeGiB: 100, IOPS: 300, Prices: Prices{InstanceHourly: 0.18, VolumeMonthly: 32}}
+	if !near(base.NodeMonthly(), 163.4, 1e-9) {
+		t.Fatalf("node %v", base.NodeMonthly())
+	}
+	a := base
+	a.Prices.VolumeMonthly = 12.5 + 1800*0.065 // 129.5
+	// 200 req/s before, 900 after: B may take 4 nodes (800 < 900).
+	c, err := CompareWithin(base, 200, a, 900, 0)
+	if err != nil || c.B.Nodes != 4 || c.Capped {
+		t.Fatalf("uncapped: %+v, %v", c, err)
+	}
+	// A: 260.9 / 900; B: 4 x 163.4 / 800.
+	if !near(c.A.PerReqPerS, 260.9/900, 1e-12) || !near(c.B.PerReqPerS, 653.6/800, 1e-12) || !near(c.Savings, 260.9/900-653.6/800, 1e-12) {
+		t.Fatalf("per req/s: A %v, B %v, savings %v", c.A.PerReqPerS, c.B.PerReqPerS, c.Savings)
+	}
+	c, err = CompareWithin(base, 200, a, 900, 3)
+	if err != nil || c.B.Nodes != 3 || !c.Capped || c.B.Throughput != 600 {
+		t.Fatalf("capped at 3: %+v, %v", c.B, err)
+	}
+	if _, err := CompareWithin(base, 200, a, 900, -1); err == nil || !strings.Contains(err.Error(), "node limit") {
+		t.Fatalf("negative cap: %v", err)
+	}
+	bad := base
+	bad.Prices.VolumeMonthly = -1
+	if _, err := Compare(bad, 1, a, 2); err == nil || !strings.Contains(err.Error(), "VolumeMonthly is -1") {
+		t.Fatalf("negative volume price: %v", err)
+	}
+}

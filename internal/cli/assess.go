@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/headroom-dev/headroom/internal/report/pressure"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+func newAssessCmd() *cobra.Command {
+	var models []string
+	var thresholds []float64
+	var opSize string
+	var noSave bool
+	cmd := &cobra.Command{
+		Use:   "assess RESULTS_DIR|results.db",
+		Short: "Service level pressure: which rented service is pressed, what to provision, and what it costs",
+		Long: `Judge every monitored host resource that has an expected service level
+(ESL) model against it (seed 000, docs/esl.md): the service level pressure
+SLP(o) = Σ (o/s_j) f_j of each sample, its boxplot (mean, 25th-75th,
+1st-99th percentile), the maximum and total critical pressure times
+(MCPT, TCPT) above each threshold, and a recommendation per host and
+service: provision more (persistent pressure), a transient event saturates
+it, or it is over-provisioned, with the evidence. With two or more
+treatments it lines up the pressure before and after the change and
+compares the cost of the change (option A) with scaling the base out
+(option B) in $/month per req/s.
+
+Models: a lab campaign's volumes (analytical provisioned-IOPS model), CPUs
+and links get theirs from the lab event; analysis.esl.models in the spec
+and --model here give others (imported data needs them) and override the
+lab's. Models read from files are kept in the results store (unless
+--no-save), so later reports find them. With provider-side (CloudWatch)
+and client-side (iostat, sampled) series of the same volume it also fits
+the factor and normalized-op unit that align them (seed 000 §5.3).
+
+Everything is read from the results store; headroom report writes the same
+as a report section.`,
+		Example: `  headroom assess results/aisle-lab-20261124-101500
+  headroom assess --model db1/disk:xvdf=io1-300.yaml --threshold 80 imported.db`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opt := pressure.Options{Thresholds: thresholds, OpSize: opSize, SaveModels: !noSave}
+			for _, m := range models {
+				mf, err := parseModelFlag(m)
+				if err != nil {
+					return &exitError{ExitUsage, err.Error()}
+				}
+				opt.Models = append(opt.Models, mf)
+			}
+			if opSize != "" && opSize != spec.ESLOpSizeBest && opSize != spec.ESLOpSizeObserved {
+				return &exitError{ExitUsage, fmt.Sprintf("--op-size %q is not a policy; use best or observed", opSize)}
+			}
+			path, err := storePath(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := store.Open(path)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			a, err := pressure.Assess(st, opt)
+			if err != nil {
+				return err
+			}
+			pressure.Terminal(c.OutOrStdout(), a)
+			return nil
+		},
+	}
+	cmd.Flags().StringArrayVar(&models, "model", nil, "HOST/RESOURCE=FILE: the ESL model of a host's resource, e.g. db1/volume:data=esl.yaml (repeatable)")
+	cmd.Flags().Float64SliceVar(&thresholds, "threshold", nil, "critical SLP threshold in percent (repeatable; default analysis.esl.thresholds, else 70 and 95)")
+	cmd.Flags().StringVar(&opSize, "op-size", "", "where a volume's ESL is taken: best (the op size where it is highest) or observed (each interval's mean op size)")
+	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the models read from files in the results store")
+	return cmd
+}
+
+// parseModelFlag reads HOST/RESOURCE=FILE.
+func parseModelFlag(v string) (pressure.ModelFile, error) {
+	ref, file, ok := strings.Cut(v, "=")
+	if !ok || file == "" {
+		return pressure.ModelFile{}, fmt.Errorf("--model %q: write HOST/RESOURCE=FILE, e.g. db1/volume:data=esl.yaml", v)
+	}
+	host, res, src, err := spec.ParseSeries(ref)
+	if err != nil {
+		return pressure.ModelFile{}, fmt.Errorf("--model: %v", err)
+	}
+	if src != "" {
+		return pressure.ModelFile{}, fmt.Errorf("--model %q: a model applies to every source of the resource; leave out @%s", v, src)
+	}
+	return pressure.ModelFile{Host: host, Resource: res, File: file}, nil
+}

@@ -53,7 +53,7 @@ Start with:  headroom run examples/quickstart.yaml`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newProbeCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newImportCmd(), newTargetsCmd(), newLabCmd(), newEslCmd(), newAssessCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newProbeCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newImportCmd(), newTargetsCmd(), newLabCmd(), newEslCmd(), newAssessCmd(), newBottleneckCmd(), newServeAppCmd(), newVersionCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{ExitUsage, fmt.Sprintf("%v (see %s --help)", err, c.CommandPath())}
 	})

@@ -37,12 +37,16 @@ const (
 // so a key that is left out keeps its default and one that is written, even
 // as a zero value, replaces it.
 func defaults() *Spec {
-	readAll, writeAll, populate, on := true, false, true, true
+	// Each default has its own variable: the decoder writes through these
+	// pointers, so a shared one would make monitor: {cpu: false} turn
+	// off memory and all monitoring too.
+	readAll, writeAll, populate := true, false, true
+	enabled, cpu, memory := true, true, true
 	return &Spec{
 		Monitor: Monitor{
-			Enabled:    &on,
-			CPU:        &on,
-			Memory:     &on,
+			Enabled:    &enabled,
+			CPU:        &cpu,
+			Memory:     &memory,
 			Disks:      []string{"all"},
 			Interfaces: []string{"all"},
 			Processes:  []string{"self"},

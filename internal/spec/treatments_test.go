@@ -96,3 +96,14 @@ func TestTreatmentErrors(t *testing.T) {
 		}
 	}
 }
+
+// Turning one monitor default off leaves the others on.
+func TestMonitorDefaultsAreIndependent(t *testing.T) {
+	s, err := Parse("t.yaml", []byte("name: t\ntarget: {type: noop}\nworkload: {ycsb: a}\nload: {model: open, rates: [10]}\nmonitor: {cpu: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *s.Monitor.CPU || !*s.Monitor.Memory || !*s.Monitor.Enabled {
+		t.Errorf("monitor: {cpu: false} gave cpu %v, memory %v, enabled %v", *s.Monitor.CPU, *s.Monitor.Memory, *s.Monitor.Enabled)
+	}
+}

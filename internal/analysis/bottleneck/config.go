@@ -37,6 +37,24 @@ type Config struct {
 	// PerCore adds every per-core CPU ("cpuN") as a resource of its own, so
 	// that one saturated core of a single-threaded server shows. Default off.
 	PerCore bool
+	// Hosts restricts the analysis to the resources of these hosts (as the
+	// samples name them); empty: every host. A lab campaign's samples also
+	// describe the machine that runs the lab, which is not part of the
+	// system under test.
+	Hosts []string
+}
+
+// hostIncluded reports whether cfg judges host's resources.
+func (c Config) hostIncluded(host string) bool {
+	if len(c.Hosts) == 0 {
+		return true
+	}
+	for _, h := range c.Hosts {
+		if h == host {
+			return true
+		}
+	}
+	return false
 }
 
 // Defaults of Config (seed-digest §6; 003 §6.2).

@@ -94,8 +94,9 @@ func ClassifyRun(st *store.Store, r store.Run, caps Capacities, cfg Config) (Res
 // satisfaction as levels computes it (the percentage of offered requests
 // that succeeded within the threshold) and the mean of every sampled metric
 // over the measured window, keyed "host/resource metric", plus the
-// capacity-derived utilisations as "<series> util_pct".
-func TrialsFromStore(st *store.Store, treatment string, slo levels.SLO, caps Capacities) ([]Trial, error) {
+// capacity-derived utilisations as "<series> util_pct". Only the hosts of
+// cfg.Hosts count (all when empty); the rest of cfg is not used.
+func TrialsFromStore(st *store.Store, treatment string, slo levels.SLO, caps Capacities, cfg Config) ([]Trial, error) {
 	runs, err := CompletedRuns(st, treatment)
 	if err != nil {
 		return nil, err
@@ -118,10 +119,16 @@ func TrialsFromStore(st *store.Store, treatment string, slo levels.SLO, caps Cap
 			if err != nil {
 				return nil, err
 			}
-			for k, v := range metricMeans(samples) {
+			kept := samples[:0:0]
+			for _, s := range samples {
+				if cfg.hostIncluded(s.Host) {
+					kept = append(kept, s)
+				}
+			}
+			for k, v := range metricMeans(kept) {
 				t.Metrics[k] = v
 			}
-			series, _, err := FromSamples(samples, caps, Config{})
+			series, _, err := FromSamples(kept, caps, Config{})
 			if err != nil {
 				return nil, fmt.Errorf("run %d: %w", r.ID, err)
 			}

@@ -85,7 +85,7 @@ func TestFromStore(t *testing.T) {
 		t.Fatalf("link utilisation %+v", st)
 	}
 
-	trials, err := TrialsFromStore(st, "A", levels.SLO{Percentile: 95, Threshold: 100 * time.Millisecond}, caps)
+	trials, err := TrialsFromStore(st, "A", levels.SLO{Percentile: 95, Threshold: 100 * time.Millisecond}, caps, Config{})
 	if err != nil || len(trials) != 6 {
 		t.Fatalf("trials %+v, %v", trials, err)
 	}

@@ -13,8 +13,9 @@ import (
 // bottleneck there (seed-digest §6: maximum-throughput and bottleneck maps;
 // 003 §3.2, Figures 4-12).
 type ConfigPoint struct {
-	// Config is the number of servers per tier separated by '/', e.g.
-	// "1/2/1/2"; a tier may carry a node-type suffix, e.g. "1/2/1/2L".
+	// Config is the size of each tier separated by '/', e.g. "1/2/1/2": a
+	// number of servers, or another measure of size such as vCPUs
+	// ("2/0.5"); a tier may carry a node-type suffix, e.g. "1/2/1/2L".
 	Config        string
 	MaxThroughput float64 // req/s; NaN when not measured
 	Bottleneck    string  // label of the primary bottleneck, e.g. Bottleneck.Label()
@@ -30,9 +31,9 @@ type MapCell struct {
 // ConfigMap is the data of a maximum-throughput map and a bottleneck map
 // over two tiers of a configuration grid, the other tiers fixed.
 type ConfigMap struct {
-	XTier, YTier   int    // tier index (0-based) on each axis
-	XLabel, YLabel string // the tiers' names, e.g. "DB servers"
-	X, Y           []int  // tier sizes on each axis, ascending
+	XTier, YTier   int       // tier index (0-based) on each axis
+	XLabel, YLabel string    // the tiers' names, e.g. "DB servers"
+	X, Y           []float64 // tier sizes on each axis, ascending
 	// Cells[y][x] is the configuration with Y[y] servers in YTier and X[x]
 	// in XTier; MaxThroughput is NaN in a cell without a point.
 	Cells [][]MapCell
@@ -57,7 +58,7 @@ func Maps(points []ConfigPoint, xTier, yTier int, labels []string) (ConfigMap, e
 	}
 	type parsed struct {
 		tiers []string
-		x, y  int
+		x, y  float64
 	}
 	ps := make([]parsed, len(points))
 	var fixed []string
@@ -99,11 +100,11 @@ func Maps(points []ConfigPoint, xTier, yTier int, labels []string) (ConfigMap, e
 	if yTier < len(labels) {
 		m.YLabel = labels[yTier]
 	}
-	xs, ys := map[int]bool{}, map[int]bool{}
+	xs, ys := map[float64]bool{}, map[float64]bool{}
 	for _, p := range ps {
 		xs[p.x], ys[p.y] = true, true
 	}
-	m.X, m.Y = sortedInts(xs), sortedInts(ys)
+	m.X, m.Y = sortedKeys(xs), sortedKeys(ys)
 	xi, yi := index(m.X), index(m.Y)
 	m.Cells = make([][]MapCell, len(m.Y))
 	for y := range m.Cells {
@@ -138,31 +139,32 @@ func Maps(points []ConfigPoint, xTier, yTier int, labels []string) (ConfigMap, e
 	return m, nil
 }
 
-// tierSize reads a tier's server count: leading digits, then an optional
-// node-type suffix ("2L" -> 2).
-func tierSize(s string) (int, error) {
+// tierSize reads a tier's size: a number (digits with an optional
+// decimal point), then an optional node-type suffix ("2L" -> 2, "0.5" ->
+// 0.5).
+func tierSize(s string) (float64, error) {
 	j := 0
-	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+	for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
 		j++
 	}
-	n, err := strconv.Atoi(s[:j])
-	if j == 0 || err != nil {
-		return 0, fmt.Errorf("tier %q does not start with a server count; write tiers like 2 or 2L separated by '/'", s)
+	n, err := strconv.ParseFloat(s[:j], 64)
+	if j == 0 || err != nil || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("tier %q does not start with a size; write tiers like 2, 0.5 or 2L separated by '/'", s)
 	}
 	return n, nil
 }
 
-func sortedInts(set map[int]bool) []int {
-	out := make([]int, 0, len(set))
+func sortedKeys(set map[float64]bool) []float64 {
+	out := make([]float64, 0, len(set))
 	for v := range set {
 		out = append(out, v)
 	}
-	sort.Ints(out)
+	sort.Float64s(out)
 	return out
 }
 
-func index(xs []int) map[int]int {
-	m := make(map[int]int, len(xs))
+func index(xs []float64) map[float64]int {
+	m := make(map[float64]int, len(xs))
 	for i, x := range xs {
 		m[x] = i
 	}

@@ -35,6 +35,11 @@ func TestMaps(t *testing.T) {
 	if m.MinThroughput != 500 || m.MaxThroughput != 900 || strings.Join(m.Bottlenecks, ",") != "APP_CPU,CM_CPU,DB_CPU" {
 		t.Fatalf("range %v..%v legend %v", m.MinThroughput, m.MaxThroughput, m.Bottlenecks)
 	}
+	// Decimal sizes (vCPUs): "0.5" lies left of "1".
+	m, err = Maps([]ConfigPoint{{Config: "2/1", MaxThroughput: 3}, {Config: "2/0.5", MaxThroughput: 1}, {Config: "1/0.5", MaxThroughput: 2}}, 1, 0, nil)
+	if err != nil || len(m.X) != 2 || m.X[0] != 0.5 || m.X[1] != 1 || m.Y[0] != 1 || m.Cells[1][0].Config != "2/0.5" || !math.IsNaN(m.Cells[0][1].MaxThroughput) {
+		t.Fatalf("decimal sizes: %+v %v", m, err)
+	}
 	// Node-type suffixes: "2L" is 2 servers.
 	m, err = Maps([]ConfigPoint{{Config: "1/1/1/2L", MaxThroughput: 1}, {Config: "1/2/1/9L", MaxThroughput: 2}}, 3, 1, nil)
 	if err != nil || m.X[1] != 9 || m.Cells[1][1].Config != "1/2/1/9L" {
@@ -49,7 +54,7 @@ func TestMaps(t *testing.T) {
 		{nil, 0, 1, "at least one configuration"},
 		{points, 1, 1, "both 1"},
 		{points, 3, 4, "has 4 tiers, so tiers 3 and 4 cannot be the map's axes"},
-		{[]ConfigPoint{{Config: "1/x/1"}}, 1, 2, `tier "x" does not start with a server count`},
+		{[]ConfigPoint{{Config: "1/x/1"}}, 1, 2, `tier "x" does not start with a size`},
 		{[]ConfigPoint{{Config: "1/1/1/1"}, {Config: "2/1/1/1"}}, 3, 1, `configurations "1/1/1/1" and "2/1/1/1" differ in tier 0, which is not an axis`},
 		{[]ConfigPoint{{Config: "1/1/1/1"}, {Config: "1/1/1/1L"}}, 3, 1, "fall into the same map cell"},
 		{[]ConfigPoint{{Config: "1/1/1"}, {Config: "1/1/1/1"}}, 2, 1, "different numbers of tiers"},

@@ -42,6 +42,14 @@ type Capacities struct {
 	// Utilisation = 100 * (read + write bytes) / Bandwidth. Series name:
 	// key + "#bw".
 	Bandwidth map[string]float64
+	// IOPSPerDirection is a volume's operations per second allowed to
+	// reads and to writes separately (the lab's block-I/O throttle limits
+	// each direction on its own). Utilisation = 100 * max(read, write ops)
+	// / limit. Series name: key + "#iops".
+	IOPSPerDirection map[string]float64
+	// BandwidthPerDirection is the same for bytes per second. Series name:
+	// key + "#bw".
+	BandwidthPerDirection map[string]float64
 	// Cores is the CPU quota of a cgroup: or proc: resource in cores.
 	// Utilisation = cpu_pct / Cores (cpu_pct is percent of one core).
 	// Series name: key + "#cpu".
@@ -74,7 +82,8 @@ type derived struct {
 // cfg.PerCore), of each "disk:" and "volume:", and the capacity-derived
 // utilisations of Capacities. It also returns notes on what it left out
 // (a link without a capacity, a capacity without samples). Non-finite
-// values are skipped; a sample with a non-positive period is an error.
+// values and hosts outside cfg.Hosts are skipped; a sample with a
+// non-positive period is an error.
 func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Series, []string, error) {
 	type key struct{ host, resource, metric string }
 	type obs struct {
@@ -90,7 +99,7 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 			return nil, nil, fmt.Errorf("bottleneck: sample %s %s at %s has period %v; every sample needs the positive length of the interval it covers",
 				ResourceID(s.Host, s.Resource), s.Metric, s.Start.Format(time.RFC3339Nano), s.Period)
 		}
-		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) {
+		if math.IsNaN(s.Value) || math.IsInf(s.Value, 0) || !cfg.hostIncluded(s.Host) {
 			continue
 		}
 		k := key{s.Host, s.Resource, s.Metric}
@@ -138,6 +147,12 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 	if err := add(caps.Bandwidth, "bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, false, 1); err != nil {
 		return nil, nil, err
 	}
+	if err := add(caps.IOPSPerDirection, "IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, true, 1); err != nil {
+		return nil, nil, err
+	}
+	if err := add(caps.BandwidthPerDirection, "bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, true, 1); err != nil {
+		return nil, nil, err
+	}
 	if err := add(caps.Cores, "cores", "cores", SuffixCores, []string{monitor.ProcCPUPct}, false, 100); err != nil {
 		return nil, nil, err
 	}
@@ -177,6 +192,9 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 			}
 		}
 		if len(acc) == 0 {
+			if !cfg.hostIncluded(host) {
+				continue
+			}
 			notes = append(notes, fmt.Sprintf("%s: a capacity is given but no %s samples were found, so it is left out", d.id, strings.Join(d.metrics, " or ")))
 			continue
 		}

@@ -1,0 +1,454 @@
+// Package apptier is the n-tier system under test: Headroom's own
+// application servers (internal/apptier, `headroom serve-app`) on lab hosts
+// in front of a private PostgreSQL or MariaDB server on another lab host.
+// Each YCSB operation is one HTTP request, sent round-robin across the
+// application servers, which run it as SQL. With the application servers'
+// CPU work per request, the lab's CPU quotas, links and volume IOPS, the
+// bottleneck of the whole system can be put where an experiment wants it
+// (seed-digest §6: the n-tier set-ups of 003 and their maps over tier
+// sizes).
+package apptier
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/apptier"
+	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+func init() {
+	registry.Register(registry.Factory{
+		Name:       "apptier",
+		Summary:    "Headroom's HTTP application servers (on lab hosts) in front of a private PostgreSQL or MariaDB server: an n-tier system",
+		NewOptions: func() any { return defaultOptions() },
+		Validate:   validate,
+		Open: func(o any, env registry.Env) (target.Target, error) {
+			t, err := Open(context.Background(), *o.(*Options), env)
+			if err != nil {
+				return nil, fmt.Errorf("apptier target: %w", err)
+			}
+			return t, nil
+		},
+	})
+}
+
+// serverCommand is the program, leading arguments and extra environment
+// that run `headroom serve-app`: this very binary. Tests replace it to
+// re-run their own binary.
+var serverCommand = func() (path string, args, env []string, err error) {
+	exe, err := os.Executable()
+	return exe, []string{"serve-app"}, nil, err
+}
+
+// Target is the running n-tier system.
+type Target struct {
+	opts      Options
+	db        *deploy.Instance
+	dsn       string // the application servers' database URL: holds the password
+	apps      []*appServer
+	transport *http.Transport
+	client    *http.Client
+	next      atomic.Uint64
+	fields    atomic.Int64 // of the prepared table
+}
+
+// appServer is one application server process.
+type appServer struct {
+	name  string // lab host, or "local1", ...
+	addr  string // host:port it listens on
+	base  string // http://addr
+	place *deploy.Placement
+	log   string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// Open starts the database, then the application servers, and waits until
+// every server answers with a working database connection.
+func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err error) {
+	t := &Target{opts: opts}
+	defer func() {
+		if err != nil {
+			_ = t.Close()
+		}
+	}()
+	if err := t.placeApps(env); err != nil {
+		return nil, err
+	}
+	recipe, scheme := opts.DB.recipe()
+	m := deploy.Managed{Settings: opts.DB.Settings, Port: opts.DB.Port, Keep: opts.DB.Keep}
+	switch {
+	case env.Lab != nil:
+		host := opts.DB.Host
+		if host == "" {
+			host = defaultDBHost
+		}
+		p, err := env.Lab(host)
+		if err != nil {
+			return nil, fmt.Errorf("db.host: %w", err)
+		}
+		m.Placement = p
+	case opts.DB.Host != "":
+		return nil, fmt.Errorf("db.host: %q names a lab host, but the spec has no lab: section; add one, or leave db.host out to run the database on this machine", opts.DB.Host)
+	}
+	inst, err := deploy.Start(ctx, recipe, env.InstanceDir(recipe.Kind()), m)
+	if err != nil {
+		return nil, fmt.Errorf("db: %w", err)
+	}
+	t.db = inst
+	if env.Lab != nil {
+		if err := t.allowApps(ctx); err != nil {
+			return nil, fmt.Errorf("db: letting the application hosts in: %w", err)
+		}
+	}
+	t.dsn = (&url.URL{Scheme: scheme, User: url.UserPassword(inst.User, inst.Password), Host: inst.Addr(), Path: "/" + inst.Database}).String()
+
+	t.transport = &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: 1 << 16,
+		MaxConnsPerHost:     opts.MaxConnections,
+		IdleConnTimeout:     time.Hour,
+		DisableCompression:  true,
+	}
+	t.client = &http.Client{Transport: t.transport, Timeout: opts.Timeout.Duration}
+
+	dir := env.InstanceDir("apptier")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	for _, a := range t.apps {
+		a.log = filepath.Join(dir, a.name+".log")
+		if err := t.start(a); err != nil {
+			return nil, err
+		}
+	}
+	for _, a := range t.apps {
+		if err := t.waitReady(ctx, a); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// placeApps decides where the application servers run: on the lab hosts
+// app.hosts or app.prefix name, or on this machine without a lab.
+func (t *Target) placeApps(env registry.Env) error {
+	a := t.opts.App
+	if env.Lab == nil {
+		if len(a.Hosts) > 0 || a.Prefix != "" {
+			return fmt.Errorf("app.hosts: application hosts are lab hosts, but the spec has no lab: section; add one, or use app.count to run servers on this machine")
+		}
+		n := max(a.Count, 1)
+		for i := 1; i <= n; i++ {
+			port := a.Port
+			if port == 0 {
+				var err error
+				if port, err = deploy.FreePort(); err != nil {
+					return err
+				}
+			} else {
+				port += i - 1
+			}
+			t.addApp(fmt.Sprintf("local%d", i), "127.0.0.1", port, nil)
+		}
+		return nil
+	}
+	port := a.Port
+	if port == 0 {
+		port = defaultLabPort
+	}
+	hosts := a.Hosts
+	if a.Prefix != "" {
+		if p, err := env.Lab(a.Prefix); err == nil {
+			t.addApp(a.Prefix, p.Address, port, p)
+			return nil
+		}
+		for i := 1; ; i++ {
+			h := a.Prefix + strconv.Itoa(i)
+			p, err := env.Lab(h)
+			if err != nil {
+				if i == 1 {
+					return fmt.Errorf("app.prefix: no lab host is named %s or %s1: %w", a.Prefix, a.Prefix, err)
+				}
+				return nil
+			}
+			t.addApp(h, p.Address, port, p)
+		}
+	}
+	if len(hosts) == 0 {
+		return fmt.Errorf("app.hosts: the application servers need lab hosts; list them in app.hosts, or give the name of a lab.hosts entry in app.prefix")
+	}
+	for _, h := range hosts {
+		p, err := env.Lab(h)
+		if err != nil {
+			return fmt.Errorf("app.hosts: %w", err)
+		}
+		t.addApp(h, p.Address, port, p)
+	}
+	return nil
+}
+
+func (t *Target) addApp(name, host string, port int, p *deploy.Placement) {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	t.apps = append(t.apps, &appServer{name: name, addr: addr, base: "http://" + addr, place: p})
+}
+
+// start runs one application server (again). Its database URL is in its
+// environment only.
+func (t *Target) start(a *appServer) error {
+	path, args, env, err := serverCommand()
+	if err != nil {
+		return fmt.Errorf("finding the headroom binary to run serve-app: %w", err)
+	}
+	args = append(args, "--listen", a.addr, "--db", apptier.DefaultDSNEnv,
+		"--cpu-work", t.opts.App.CPUWork.Duration.String(), "--pool", strconv.Itoa(t.opts.App.Pool), "--table", t.opts.Table)
+	logf, err := os.OpenFile(a.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = "/"
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append([]string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=/", "TZ=UTC", apptier.DefaultDSNEnv + "=" + t.dsn}, env...)
+	// Own process group (a Ctrl-C reaches Headroom, which stops the
+	// servers in order); the parent-death signal ends a server whose
+	// Headroom died.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if a.place != nil {
+		// The server runs as the user Headroom runs as (root in a lab): no
+		// other user can read its environment.
+		if err := a.place.Wrap(cmd, os.Getuid(), os.Getgid()); err != nil {
+			logf.Close()
+			return fmt.Errorf("placing the application server on lab host %s: %w", a.name, err)
+		}
+	}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting the application server on %s: %w", a.name, err)
+	}
+	logf.Close()
+	exited := make(chan struct{})
+	a.mu.Lock()
+	a.cmd, a.exited = cmd, exited
+	a.mu.Unlock()
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	return nil
+}
+
+// waitReady polls the server's health check, which answers only once its
+// database connection works.
+func (t *Target) waitReady(ctx context.Context, a *appServer) error {
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	a.mu.Lock()
+	exited := a.exited
+	a.mu.Unlock()
+	var last error
+	for {
+		select {
+		case <-exited:
+			return fmt.Errorf("the application server on %s exited while starting; its log %s ends with: %s", a.name, a.log, tail(a.log))
+		default:
+		}
+		if last = t.health(ctx, a); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the application server on %s did not become ready within 60s: %v; its log %s ends with: %s", a.name, last, a.log, tail(a.log))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (t *Target) health(ctx context.Context, a *appServer) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.base+apptier.PathHealth, nil)
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("health check: %s: %s", resp.Status, bytes.TrimSpace(b))
+	}
+	return nil
+}
+
+// Prepare (re)creates the table through the first application server and
+// has every server prepare its statements.
+func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) error {
+	if w.IsStatements() {
+		return errors.New("apptier target: the application servers run YCSB operations only; use the postgres or mysql target for statement workloads")
+	}
+	for i, a := range t.apps {
+		q := url.Values{"fields": {strconv.Itoa(w.FieldCount)}}
+		if i == 0 {
+			q.Set("ddl", "1")
+			if fresh {
+				q.Set("fresh", "1")
+			}
+		}
+		if err := t.post(ctx, a, apptier.PathPrepare+"?"+q.Encode(), nil); err != nil {
+			return fmt.Errorf("apptier target: preparing %s: %w", a.name, err)
+		}
+	}
+	t.fields.Store(int64(w.FieldCount))
+	return nil
+}
+
+// post sends an administrative request and fails on any status but 200.
+func (t *Target) post(ctx context.Context, a *appServer, path string, body []byte) error {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, bytes.NewReader(body))
+	resp, err := t.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+// pick is the next application server, round-robin over all requests.
+func (t *Target) pick() *appServer {
+	return t.apps[(t.next.Add(1)-1)%uint64(len(t.apps))]
+}
+
+// NewClient returns a request slot; all share the HTTP connection pool.
+func (t *Target) NewClient(context.Context) (target.Client, error) {
+	if t.fields.Load() == 0 {
+		return nil, errors.New("apptier target: Prepare must run before clients are opened")
+	}
+	return &client{t: t}, nil
+}
+
+// Ephemeral implements target.Ephemeral: each session starts an empty
+// database.
+func (t *Target) Ephemeral() bool { return true }
+
+// ServerPIDs implements target.ServerProcesses: the database server and
+// the application servers.
+func (t *Target) ServerPIDs() []int {
+	var out []int
+	if t.db != nil {
+		if pid := t.db.PID(); pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	for _, a := range t.apps {
+		a.mu.Lock()
+		if a.cmd != nil && a.cmd.Process != nil {
+			out = append(out, a.cmd.Process.Pid)
+		}
+		a.mu.Unlock()
+	}
+	return out
+}
+
+// StartServer implements target.ServerStarter: after a kill event, the
+// database and every application server that is not running start again.
+func (t *Target) StartServer(ctx context.Context) error {
+	if t.db != nil && !t.db.Running() {
+		if err := t.db.Restart(ctx); err != nil {
+			return err
+		}
+	}
+	for _, a := range t.apps {
+		a.mu.Lock()
+		ex := a.exited
+		a.mu.Unlock()
+		select {
+		case <-ex:
+		default:
+			continue
+		}
+		if err := t.start(a); err != nil {
+			return err
+		}
+		if err := t.waitReady(ctx, a); err != nil {
+			return err
+		}
+		if n := t.fields.Load(); n > 0 {
+			if err := t.post(ctx, a, apptier.PathPrepare+"?fields="+strconv.FormatInt(n, 10), nil); err != nil {
+				return fmt.Errorf("preparing %s again: %w", a.name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Close stops the application servers, then the database.
+func (t *Target) Close() error {
+	for _, a := range t.apps {
+		a.stop()
+	}
+	if t.transport != nil {
+		t.transport.CloseIdleConnections()
+	}
+	if t.db != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		return t.db.Remove(ctx)
+	}
+	return nil
+}
+
+// stop asks the server to finish (SIGTERM) and kills it after 5 s.
+func (a *appServer) stop() {
+	a.mu.Lock()
+	cmd, ex := a.cmd, a.exited
+	a.mu.Unlock()
+	if cmd == nil || cmd.Process == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-ex:
+	case <-time.After(5 * time.Second):
+		_ = cmd.Process.Kill()
+		<-ex
+	}
+}
+
+// tail is the end of a log file, as one line.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return string(bytes.Join(lines, []byte(" | ")))
+}

@@ -109,8 +109,13 @@ func ParseArgs(args []string, stderr io.Writer) (Config, error) {
 	return cfg, cfg.check()
 }
 
+// shutdownGrace is how long requests in flight may finish once the server
+// is asked to stop.
+var shutdownGrace = 5 * time.Second
+
 // Serve runs the server until ctx ends, then shuts it down, letting
-// requests in flight finish for up to 5 s.
+// requests in flight finish for up to 5 s and then cancelling the rest (their
+// queries end with their contexts), so that a stop is always clean.
 func Serve(ctx context.Context, cfg Config, ready func(addr string)) error {
 	s, err := NewServer(cfg)
 	if err != nil {
@@ -132,9 +137,16 @@ func Serve(ctx context.Context, cfg Config, ready func(addr string)) error {
 		return err
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	return srv.Shutdown(sctx)
+	if err := srv.Shutdown(sctx); errors.Is(err, context.DeadlineExceeded) {
+		// Closing the connections cancels the requests' contexts, so
+		// their database calls return before the pool closes.
+		return srv.Close()
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // Main is `headroom serve-app`: it serves until SIGTERM or SIGINT and

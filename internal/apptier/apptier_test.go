@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -185,4 +186,52 @@ func TestAppendValues(t *testing.T) {
 	if _, err := AppendValues(nil, [][]byte{[]byte("a\tb")}); !errors.Is(err, ErrBadValue) {
 		t.Fatalf("tab in a value: %v", err)
 	}
+}
+
+// A stop while a request waits on the database is still clean: after the
+// grace period the request is cancelled and Serve returns nil (it used to
+// return "context deadline exceeded", and serve-app exited with 1).
+func TestServeStopsCleanlyWithRequestInFlight(t *testing.T) {
+	// A "database" that accepts connections and never answers.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	accepted := make(chan struct{}, 16)
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+			accepted <- struct{}{}
+		}
+	}()
+	old := shutdownGrace
+	shutdownGrace = 100 * time.Millisecond
+	defer func() { shutdownGrace = old }()
+	ctx, cancel := context.WithCancel(context.Background())
+	addrc := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- Serve(ctx, Config{Listen: "127.0.0.1:0", DSN: "postgres://u:pw@" + silent.Addr().String() + "/db", Pool: 1, Table: DefaultTable},
+			func(addr string) { addrc <- addr })
+	}()
+	addr := <-addrc
+	answered := make(chan struct{})
+	go func() {
+		defer close(answered)
+		if resp, err := http.Get("http://" + addr + PathHealth); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	// The health check now waits on the database.
+	<-accepted
+	cancel()
+	if err := <-served; err != nil {
+		t.Errorf("Serve returned %v after a stop with a request in flight; want nil", err)
+	}
+	<-answered
 }

@@ -368,6 +368,11 @@ must be empirical (docs/esl.md).`,
   headroom esl compare documented.yaml measured.yaml`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(c *cobra.Command, args []string) error {
+			// esl.Compare reads 0 as its default, which the header would
+			// then misstate as ±0%.
+			if !(threshold > 0) || math.IsInf(threshold, 1) {
+				return &exitError{ExitUsage, fmt.Sprintf("--threshold %v: give a positive percentage, e.g. 10", threshold)}
+			}
 			a, err := esl.Load(args[0])
 			if err != nil {
 				return err

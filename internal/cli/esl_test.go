@@ -142,6 +142,11 @@ func TestEslCompare(t *testing.T) {
 	if !strings.Contains(out, "0 of 6 rows disagree by more than 25%.") {
 		t.Errorf("threshold 25%%:\n%s", out)
 	}
+	for _, bad := range []string{"0", "-5"} {
+		if _, e, code := runCommand(t, newEslCmd(), "compare", "--threshold", bad, doc, measured); code != ExitUsage || !strings.Contains(e, "positive percentage") {
+			t.Errorf("--threshold %s: exit %d %s", bad, code, e)
+		}
+	}
 	if _, e, code := runCommand(t, newEslCmd(), "compare", doc, doc); code != ExitError || !strings.Contains(e, "is an empirical model") {
 		t.Errorf("two analytical models: exit %d %s", code, e)
 	}

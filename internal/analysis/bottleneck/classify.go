@@ -72,7 +72,8 @@ type Bottleneck struct {
 	Resources []string
 	// F is the bottleneck saturation frequency f_B: the share of intervals
 	// (in which every member was observed) with at least one member
-	// critically saturated.
+	// critically saturated; NaN when no interval observed every member
+	// (such a bottleneck sorts last and is never primary).
 	F         float64
 	Intervals int
 	Primary   bool // highest f_B of the run (ties are all primary)
@@ -278,14 +279,20 @@ func Classify(series []Series, w Window, cfg Config) (Result, error) {
 			res.Bottlenecks = append(res.Bottlenecks, Bottleneck{Class: st.Class, Resources: []string{st.Resource}, F: st.F, Intervals: st.Intervals})
 		}
 	}
+	// An undefined f_B (an oscillatory set never observed all together)
+	// sorts last: NaN would make the order inconsistent.
 	sort.SliceStable(res.Bottlenecks, func(a, b int) bool {
 		x, y := res.Bottlenecks[a], res.Bottlenecks[b]
-		if x.F != y.F {
+		if nx, ny := math.IsNaN(x.F), math.IsNaN(y.F); nx != ny {
+			return ny
+		}
+		if x.F != y.F && !math.IsNaN(x.F) {
 			return x.F > y.F
 		}
 		return strings.Join(x.Resources, ",") < strings.Join(y.Resources, ",")
 	})
-	// seed-digest §6: the primary bottleneck has the highest f_B.
+	// seed-digest §6: the primary bottleneck has the highest f_B; one with
+	// an undefined f_B is never primary.
 	for i := range res.Bottlenecks {
 		res.Bottlenecks[i].Primary = res.Bottlenecks[0].F-res.Bottlenecks[i].F <= 1e-12
 	}

@@ -444,3 +444,55 @@ func TestDocExamples(t *testing.T) {
 		t.Fatalf("finding\n%s\nwant\n%s", in.Finding, want)
 	}
 }
+
+// An oscillatory set whose members were never all observed in one interval
+// (monitoring gaps) has an undefined f_B. It must not be primary, must sort
+// after the defined bottlenecks, and must not break the finding (it used
+// to leave no primary bottleneck at all, and the finding indexed one).
+func TestOscillatoryWithoutCommonInterval(t *testing.T) {
+	t0 := time.Unix(1_700_000_000, 0)
+	// 30 intervals of 1 s; util 99 in the listed seconds, 10 otherwise,
+	// observed only in [from, to).
+	mk := func(id string, spans [][2]int, sat ...int) Series {
+		s := Series{Resource: id}
+		hot := map[int]bool{}
+		for _, c := range sat {
+			hot[c] = true
+		}
+		for _, sp := range spans {
+			for c := sp[0]; c < sp[1]; c++ {
+				u := 10.0
+				if hot[c] {
+					u = 99
+				}
+				s.Points = append(s.Points, Point{Start: t0.Add(time.Duration(c) * time.Second), Period: time.Second, Util: u})
+			}
+		}
+		return s
+	}
+	all := [][2]int{{0, 30}}
+	series := []Series{
+		mk("h/a", [][2]int{{0, 10}, {20, 30}}, 0, 1, 20, 21),
+		mk("h/b", [][2]int{{0, 20}}, 5, 6, 15, 16),
+		mk("h/c", [][2]int{{10, 30}}, 12, 13, 25, 26),
+		// d saturates whenever a, b or c does: independent of each.
+		mk("h/d", all, 0, 1, 5, 6, 12, 13, 15, 16, 20, 21, 25, 26),
+	}
+	r, err := Classify(series, Window{From: t0, To: t0.Add(30 * time.Second)}, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Bottlenecks) != 2 {
+		t.Fatalf("bottlenecks %+v, want the oscillatory a, b, c and the concurrent d", r.Bottlenecks)
+	}
+	first, second := r.Bottlenecks[0], r.Bottlenecks[1]
+	if first.Class != ClassConcurrent || first.Resources[0] != "h/d" || math.Abs(first.F-0.4) > 1e-12 || !first.Primary {
+		t.Errorf("first bottleneck %+v, want the concurrent h/d with f_B 0.4, primary", first)
+	}
+	if second.Class != ClassOscillatory || len(second.Resources) != 3 || !math.IsNaN(second.F) || second.Primary {
+		t.Errorf("second bottleneck %+v, want the oscillatory a, b, c with undefined f_B, not primary", second)
+	}
+	if !strings.Contains(r.Finding, "Primary bottleneck: h/d (f_B = 0.40)") || !strings.Contains(r.Finding, "f_B undefined") {
+		t.Errorf("finding %q", r.Finding)
+	}
+}

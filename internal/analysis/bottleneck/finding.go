@@ -69,8 +69,12 @@ func finding(r Result) string {
 			for _, id := range b.Resources {
 				most = math.Max(most, byRes[id].F)
 			}
-			sentences = append(sentences, fmt.Sprintf("oscillatory bottleneck: %s saturate in turn (f_B = %.2f), none alone more than %s of the time",
-				describe(b.Resources), b.F, pct(most)))
+			fb := fmt.Sprintf("f_B = %.2f", b.F)
+			if math.IsNaN(b.F) {
+				fb = "f_B undefined: no interval observed them all"
+			}
+			sentences = append(sentences, fmt.Sprintf("oscillatory bottleneck: %s saturate in turn (%s), none alone more than %s of the time",
+				describe(b.Resources), fb, pct(most)))
 		case ClassConcurrent:
 			verb := "saturates independently of the other bottlenecks, part of the time"
 			if len(ids) > 1 {
@@ -89,7 +93,7 @@ func finding(r Result) string {
 		}
 	}
 	out := strings.Join(sentences, "; ")
-	if len(r.Bottlenecks) > 1 {
+	if len(r.Bottlenecks) > 1 && len(r.Primary()) > 0 {
 		var ps []string
 		for _, b := range r.Primary() {
 			label := describe(b.Resources)

@@ -304,9 +304,16 @@ func closedKnee(c *Curve, minDist float64) *Knee {
 		xs[k], ys[k] = c.Points[i].Level.Level, c.Points[i].Throughput.Mean
 	}
 	k, d := kneedle(xs, ys)
-	if k < 0 || d < minDist {
+	if k < 0 {
+		// Equal throughput at every client count: saturated from the
+		// lowest one (not "linear"; and d is NaN, which a note must not print).
+		c.Notes = append(c.Notes, fmt.Sprintf("throughput was the same at every client count from %s on: the capacity is at or below the lowest count; add lower client counts to find the knee",
+			levelText("closed", xs[0])))
+		return nil
+	}
+	if d < minDist {
 		c.Notes = append(c.Notes, fmt.Sprintf("throughput grew about linearly with clients up to %s (largest Kneedle distance %.2f < %.2f): the capacity is above the measured range; add more clients to find it",
-			levelText("closed", xs[len(xs)-1]), max(d, 0), minDist))
+			levelText("closed", xs[len(xs)-1]), d, minDist))
 		return nil
 	}
 	i := idx[k]

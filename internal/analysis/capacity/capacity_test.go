@@ -269,6 +269,22 @@ func TestClosedKneedle(t *testing.T) {
 	}
 }
 
+// A closed curve with the same throughput at every client count is
+// saturated from the start: no knee, and a note that says so (not that the
+// curve is linear, and no NaN distance).
+func TestClosedFlatCurve(t *testing.T) {
+	c := newCampaign(t, 6)
+	for i, n := range steps(2, 2, 4) {
+		for rep := 1; rep <= 2; rep++ {
+			c.add(run{model: "closed", levelIndex: i, level: n, rep: rep, throughput: 100, meanLatency: n / 100})
+		}
+	}
+	cv := c.analyze(Config{}, nil)[0]
+	if cv.Knee != nil || !hasNote(cv.Notes, "same at every client count from 2 clients on") || hasNote(cv.Notes, "NaN") || hasNote(cv.Notes, "linearly") {
+		t.Errorf("knee %+v notes %v", cv.Knee, cv.Notes)
+	}
+}
+
 // Hand-computed Kneedle: N = 1..5, X = 10, 20, 30, 40, 42. x̂ = 0, .25, .5,
 // .75, 1; ŷ = 0, 10/32, 20/32, 30/32, 1; d = 0, .0625, .125, .1875, 0: the
 // knee is the 4th point at distance 0.1875.

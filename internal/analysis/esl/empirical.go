@@ -110,7 +110,23 @@ func Build(name string, runs []BenchmarkRun, bins int) (*Empirical, error) {
 		}
 	}
 	doc := empiricalDoc{Kind: KindEmpirical, Name: name, Bins: bins}
-	for k, xs := range groups {
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	// In order, so that the error below names the same group every time.
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := keys[i], keys[j]
+		if a.size != b.size {
+			return a.size < b.size
+		}
+		if a.read != b.read {
+			return a.read > b.read
+		}
+		return a.q < b.q
+	})
+	for _, k := range keys {
+		xs := groups[k]
 		e := Entry{OpSizeKiB: k.size, ReadPct: k.read, Quality: k.q}
 		pos := make([]float64, 0, len(xs))
 		for _, x := range xs {
@@ -167,8 +183,6 @@ func newEmpirical(d empiricalDoc) (*Empirical, error) {
 	}
 	m := &Empirical{Name: d.Name, Bins: d.Bins, pooled: map[pooledKey]pooledE{}}
 	seen := map[[2]float64]map[Quality]bool{}
-	parts := map[pooledKey][]ESL{}
-	weights := map[pooledKey][]float64{}
 	for i, e := range d.Entries {
 		where := fmt.Sprintf("entries[%d]", i)
 		if !(e.OpSizeKiB > 0) || math.IsInf(e.OpSizeKiB, 1) {
@@ -200,10 +214,9 @@ func newEmpirical(d empiricalDoc) (*Empirical, error) {
 		}
 		e.Levels = dist.Levels
 		m.Entries = append(m.Entries, e)
-		pk := pooledKey{e.OpSizeKiB, e.Quality}
-		parts[pk] = append(parts[pk], dist)
-		weights[pk] = append(weights[pk], float64(e.Samples))
 	}
+	// Sorted before pooling: the pooled frequencies are float sums, and
+	// Build hands the entries over in map order.
 	sort.Slice(m.Entries, func(i, j int) bool {
 		a, b := m.Entries[i], m.Entries[j]
 		if a.OpSizeKiB != b.OpSizeKiB {
@@ -214,6 +227,13 @@ func newEmpirical(d empiricalDoc) (*Empirical, error) {
 		}
 		return a.Quality < b.Quality
 	})
+	parts := map[pooledKey][]ESL{}
+	weights := map[pooledKey][]float64{}
+	for _, e := range m.Entries {
+		pk := pooledKey{e.OpSizeKiB, e.Quality}
+		parts[pk] = append(parts[pk], ESL{Levels: e.Levels})
+		weights[pk] = append(weights[pk], float64(e.Samples))
+	}
 	sizes := map[float64]bool{}
 	for pk, ps := range parts {
 		e, err := pool(ps, weights[pk])

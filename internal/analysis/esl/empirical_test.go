@@ -151,3 +151,43 @@ func TestZeroEmpiricalDoesNotPanic(t *testing.T) {
 		t.Fatal("an empty model must give an error and NaN")
 	}
 }
+
+// The pooled ESL of an op size must not depend on the order of the
+// entries (Build collects them from a map): the same entries in any order
+// give bit-identical levels, so an SLP exactly at a threshold cannot flip
+// from one run of the command to the next.
+func TestPoolingIsOrderIndependent(t *testing.T) {
+	entries := []Entry{
+		{OpSizeKiB: 4, ReadPct: 100, Quality: OpsPerS, Samples: 7, Levels: []Level{{290, 0.1}, {300, 0.7}, {310, 0.2}}},
+		{OpSizeKiB: 4, ReadPct: 75, Quality: OpsPerS, Samples: 11, Levels: []Level{{291, 0.3}, {300, 0.3}, {309, 0.4}}},
+		{OpSizeKiB: 4, ReadPct: 50, Quality: OpsPerS, Samples: 13, Levels: []Level{{290, 1.0 / 3}, {300, 1.0 / 3}, {311, 1.0 / 3}}},
+		{OpSizeKiB: 4, ReadPct: 25, Quality: OpsPerS, Samples: 3, Levels: []Level{{300, 0.6}, {305, 0.4}}},
+		{OpSizeKiB: 4, ReadPct: 0, Quality: OpsPerS, Samples: 17, Levels: []Level{{289, 0.15}, {300, 0.35}, {312, 0.5}}},
+	}
+	var ref ESL
+	perm := rand.New(rand.NewPCG(3, 4))
+	for i := range 50 {
+		es := append([]Entry(nil), entries...)
+		perm.Shuffle(len(es), func(a, b int) { es[a], es[b] = es[b], es[a] })
+		m, err := newEmpirical(empiricalDoc{Kind: KindEmpirical, Entries: es})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := m.ESL(OpsPerS, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			ref = e
+			continue
+		}
+		if len(e.Levels) != len(ref.Levels) {
+			t.Fatalf("order %d: %d levels, want %d", i, len(e.Levels), len(ref.Levels))
+		}
+		for j := range e.Levels {
+			if e.Levels[j] != ref.Levels[j] {
+				t.Fatalf("order %d: level %d = %+v, want %+v (bit for bit)", i, j, e.Levels[j], ref.Levels[j])
+			}
+		}
+	}
+}

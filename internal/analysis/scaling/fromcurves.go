@@ -45,7 +45,7 @@ func FromCurves(curves []capacity.Curve, shapes map[string]Shape) ([]Treatment, 
 		t := Treatment{Name: c.Treatment, Servers: s.Servers, Size: s.Size, PricePerHour: s.PricePerHour,
 			Throughput: c.MaxThroughput, ResponseTime: math.NaN()}
 		if math.IsNaN(t.Throughput) {
-			t.Throughput = 0
+			// Left NaN, not 0: Analyze then leaves its ratios undefined.
 			notes = append(notes, fmt.Sprintf("treatment %s has no level free of client limits: its throughput is unknown", quote(c.Treatment)))
 		} else if c.Knee == nil {
 			notes = append(notes, fmt.Sprintf("treatment %s has no knee: its throughput is the highest measured, not a saturation point (see its capacity notes)", quote(c.Treatment)))

@@ -28,7 +28,9 @@ type Treatment struct {
 	// an instance type with twice the resources); 0 means 1.
 	Size float64
 	// Throughput is the deployment's throughput estimate (req/s), e.g. its
-	// measured capacity.
+	// measured capacity; NaN when unknown (no estimate). An unknown
+	// throughput is not 0: it leaves the row's scale-up, efficiency and cost
+	// per req/s undefined and stays out of the linearity fit.
 	Throughput float64
 	// ResponseTime is the mean response time (µs) at Load; 0 or NaN when
 	// unknown. Speed-up compares response times at the same load.
@@ -94,8 +96,8 @@ func Analyze(ts []Treatment, baseline string) (Result, error) {
 			return Result{}, fmt.Errorf("scaling: treatment %q has Servers %v; set it to the number of servers (> 0)", t.Name, t.Servers)
 		case !(t.Size > 0) || math.IsInf(t.Size, 0):
 			return Result{}, fmt.Errorf("scaling: treatment %q has Size %v; set it to the server size relative to the reference type (> 0), or 0 for 1", t.Name, t.Size)
-		case !(t.Throughput >= 0) || math.IsInf(t.Throughput, 0):
-			return Result{}, fmt.Errorf("scaling: treatment %q has Throughput %v; set it to the measured req/s (>= 0)", t.Name, t.Throughput)
+		case t.Throughput < 0 || math.IsInf(t.Throughput, 0):
+			return Result{}, fmt.Errorf("scaling: treatment %q has Throughput %v; set it to the measured req/s (>= 0), or NaN when unknown", t.Name, t.Throughput)
 		case t.PricePerHour < 0 || math.IsNaN(t.PricePerHour):
 			return Result{}, fmt.Errorf("scaling: treatment %q has PricePerHour %v; set it to the price of one server per hour, or 0 when unknown", t.Name, t.PricePerHour)
 		}
@@ -120,7 +122,7 @@ func Analyze(ts []Treatment, baseline string) (Result, error) {
 		r.Alpha = r.Units / rows[b].Units
 		r.Kind = kind(base, r.Treatment, i == b)
 		r.ScaleUp, r.Efficiency = math.NaN(), math.NaN()
-		if base.Throughput > 0 {
+		if base.Throughput > 0 && !math.IsNaN(r.Throughput) {
 			r.ScaleUp = r.Throughput / base.Throughput
 			r.Efficiency = r.ScaleUp / r.Alpha
 		}
@@ -146,8 +148,13 @@ func Analyze(ts []Treatment, baseline string) (Result, error) {
 	ys := make([]float64, len(rows))
 	distinct := map[float64]bool{}
 	for i, r := range rows {
+		// Regress skips the NaN of an unknown throughput.
 		xs[i], ys[i] = r.Units, r.Throughput
-		distinct[r.Units] = true
+		if !math.IsNaN(r.Throughput) {
+			distinct[r.Units] = true
+		} else if i != b {
+			res.Notes = append(res.Notes, fmt.Sprintf("%s has no throughput estimate: its scale-up and cost per req/s are undefined and it is left out of the linearity fit", quote(r.Name)))
+		}
 	}
 	fit, err := stats.Regress(xs, ys)
 	if err != nil {

@@ -97,7 +97,8 @@ func TestErrors(t *testing.T) {
 		"duplicate": {ok, ok},
 		"servers":   {{Name: "a", Servers: 0, Throughput: 10}},
 		"size":      {{Name: "a", Servers: 1, Size: -1, Throughput: 10}},
-		"tput":      {{Name: "a", Servers: 1, Throughput: math.NaN()}},
+		"tput":      {{Name: "a", Servers: 1, Throughput: -1}},
+		"tput inf":  {{Name: "a", Servers: 1, Throughput: math.Inf(1)}},
 		"price":     {{Name: "a", Servers: 1, Throughput: 1, PricePerHour: -1}},
 	} {
 		if _, err := Analyze(ts, ""); err == nil {
@@ -111,6 +112,35 @@ func TestErrors(t *testing.T) {
 	res, err := Analyze([]Treatment{{Name: "a", Servers: 1}, {Name: "b", Servers: 2, Throughput: 5}}, "")
 	if err != nil || !math.IsNaN(res.Rows[1].ScaleUp) || !hasNote(res.Notes, "no throughput") {
 		t.Errorf("zero baseline: %v %+v", err, res)
+	}
+}
+
+// An unknown throughput (NaN, e.g. a probe without an estimate) is not 0:
+// its scale-up, efficiency and cost per req/s stay undefined and the
+// linearity fit uses the other treatments only (here exactly linear).
+func TestUnknownThroughput(t *testing.T) {
+	ts := []Treatment{
+		{Name: "one", Servers: 1, Throughput: 100, PricePerHour: 1},
+		{Name: "two", Servers: 2, Throughput: math.NaN(), PricePerHour: 1},
+		{Name: "three", Servers: 3, Throughput: 300, PricePerHour: 1},
+		{Name: "four", Servers: 4, Throughput: 400, PricePerHour: 1},
+	}
+	res, err := Analyze(ts, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := res.Rows[1]
+	if !math.IsNaN(two.ScaleUp) || !math.IsNaN(two.Efficiency) || !math.IsNaN(two.CostPerReqPerSec) || two.CostPerMonth != 2*730 {
+		t.Errorf("unknown row %+v", two)
+	}
+	if f := res.Linearity; f.N != 3 || !near(f.Slope, 100, 1e-9) || !near(f.Intercept, 0, 1e-9) || !near(f.R, 1, 1e-12) {
+		t.Errorf("linearity %+v", f)
+	}
+	if !hasNote(res.Notes, `"two" has no throughput estimate`) {
+		t.Errorf("notes %v", res.Notes)
+	}
+	if !near(res.Rows[3].ScaleUp, 4, 1e-12) {
+		t.Errorf("scale-up of four %v", res.Rows[3].ScaleUp)
 	}
 }
 
@@ -149,6 +179,12 @@ func TestFromCurves(t *testing.T) {
 	}
 	if _, _, err := FromCurves(curves, map[string]Shape{"small": {Servers: 1}}); err == nil {
 		t.Error("missing shape: want an error")
+	}
+	// A curve whose every level the client limited has no capacity: its
+	// throughput stays unknown (NaN), not 0.
+	curves[1].MaxThroughput = math.NaN()
+	if ts, notes, _ := FromCurves(curves, shapes); !math.IsNaN(ts[1].Throughput) || !hasNote(notes, "free of client limits") {
+		t.Errorf("unknown capacity: %+v %v", ts, notes)
 	}
 	shapes["ghost"] = Shape{Servers: 1}
 	if _, _, err := FromCurves(curves, shapes); err == nil || !strings.Contains(err.Error(), "ghost") {

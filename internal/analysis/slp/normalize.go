@@ -157,13 +157,19 @@ func FitFactor(provider, client Series) (Fit, error) {
 	if err != nil {
 		return Fit{}, err
 	}
-	var pc, cc float64
+	var pc, cc, pp float64
 	for _, x := range pairs {
 		pc += x.Provider * x.Client
 		cc += x.Client * x.Client
+		pp += x.Provider * x.Provider
 	}
 	if cc == 0 {
 		return Fit{}, fmt.Errorf("the client series is 0 over every aligned interval; no factor can be fitted")
+	}
+	// An idle provider series would fit k = 0 with an undefined relative
+	// RMS (0/0).
+	if pp == 0 {
+		return Fit{}, fmt.Errorf("the provider series is 0 over every aligned interval; no factor can be fitted")
 	}
 	k := pc / cc
 	return Fit{Factor: k, Points: len(pairs), RelRMS: relRMS(pairs, k)}, nil
@@ -212,6 +218,11 @@ func BestUnit(provider Series, obs []VolumeSecond, unitsKiB []float64) (UnitFit,
 		if err != nil {
 			return UnitFit{}, nil, err
 		}
+		if !hasPositive(pairs) {
+			// Every unit would score an infinite relative RMS and the
+			// first would "win".
+			return UnitFit{}, nil, fmt.Errorf("the provider series is 0 over every aligned interval; no normalized-op unit can be found")
+		}
 		uf := UnitFit{UnitKiB: u, RelRMS: relRMS(pairs, 1)}
 		if f, err := FitFactor(provider, client); err == nil {
 			uf.Fit = f
@@ -222,4 +233,14 @@ func BestUnit(provider Series, obs []VolumeSecond, unitsKiB []float64) (UnitFit,
 		}
 	}
 	return all[best], all, nil
+}
+
+// hasPositive says whether some aligned provider value is above 0.
+func hasPositive(pairs []Pair) bool {
+	for _, x := range pairs {
+		if x.Provider > 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package slp
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -122,5 +123,22 @@ func TestBestUnitFindsProviderUnit(t *testing.T) {
 		if !near(back[i].Value, want[i].Value, 1e-9) {
 			t.Fatalf("minute %d: %v, want %v", i, back[i].Value, want[i].Value)
 		}
+	}
+}
+
+// An idle provider series (all 0) has no factor and no unit: no k = 0
+// with a NaN relative RMS, and no 4 KiB unit "found" at an infinite one.
+func TestFitIdleProvider(t *testing.T) {
+	obs := clientObs(1, 600, []float64{256})
+	client, _ := NormalizedSeries(obs, 256)
+	idle := providerSeries(obs, 16, 1)
+	for i := range idle {
+		idle[i].Value = 0
+	}
+	if f, err := FitFactor(idle, client); err == nil || !strings.Contains(err.Error(), "provider series is 0") {
+		t.Fatalf("idle provider: fit %+v, err %v", f, err)
+	}
+	if best, _, err := BestUnit(idle, obs, nil); err == nil || !strings.Contains(err.Error(), "provider series is 0") {
+		t.Fatalf("idle provider: unit %+v, err %v", best, err)
 	}
 }

@@ -98,7 +98,8 @@ type Finding struct {
 // Recommend classifies each subject (seed-digest §4): a quality with high
 // TCPT needs more provisioning; one with high MCPT but not high TCPT is
 // saturated by a transient event; a service whose every quality keeps its
-// p99 below the threshold is over-provisioned. Subjects with none of these
+// p99 below the threshold (and no finding of the other two kinds) is
+// over-provisioned. Subjects with none of these
 // give no finding. Findings are sorted by host, service, quality.
 func Recommend(subjects []Subject, rules Rules) ([]Finding, error) {
 	r := rules.withDefaults()
@@ -115,6 +116,11 @@ func Recommend(subjects []Subject, rules Rules) ([]Finding, error) {
 		persist, transient Critical
 	}
 	bySvc := map[svcKey][]eval{}
+	// flagged holds the services with a pressure finding on some quality:
+	// they are not also called over-provisioned, since provisioning less
+	// would deepen that pressure (a day of samples with one 5-minute
+	// saturation keeps its p99 low).
+	flagged := map[svcKey]bool{}
 	var out []Finding
 	for _, s := range subjects {
 		if len(s.Series) == 0 {
@@ -149,6 +155,7 @@ func Recommend(subjects []Subject, rules Rules) ([]Finding, error) {
 		default:
 			continue
 		}
+		flagged[k] = true
 		out = append(out, f)
 	}
 	for k, evs := range bySvc {
@@ -161,7 +168,7 @@ func Recommend(subjects []Subject, rules Rules) ([]Finding, error) {
 			}
 			parts = append(parts, fmt.Sprintf("%s %.0f%%", e.s.Quality, e.box.P99))
 		}
-		if !all {
+		if !all || flagged[k] {
 			continue
 		}
 		sort.Strings(parts)

@@ -91,3 +91,26 @@ func TestRecommendClasses(t *testing.T) {
 		t.Fatal("TCPT share over 100% must fail")
 	}
 }
+
+// A long series with one saturating minute keeps its p99 below 70%
+// (60 s of 6000 s is exactly 1%): the transient finding stands alone,
+// without the contradictory advice to provision less.
+func TestRecommendTransientIsNotOverProvisioned(t *testing.T) {
+	ops := constant(6000, 40, [3]int{3000, 60, 100})
+	if b, _ := Boxplot(ops); b.P99 != 40 {
+		t.Fatalf("p99 = %v, want 40 (the setup needs a low p99)", b.P99)
+	}
+	got, err := Recommend([]Subject{
+		{"db1", "volume:v1", esl.OpsPerS, ops},
+		{"db1", "volume:v1", esl.BytesPerS, constant(6000, 20)},
+	}, Rules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Class != TransientSaturation || got[0].MCPT != time.Minute {
+		for _, f := range got {
+			t.Log(f.Message)
+		}
+		t.Fatalf("%d findings, want only the transient one", len(got))
+	}
+}

@@ -703,7 +703,8 @@ func formatLevel(v float64, unit string) string {
 }
 
 // bestThroughput is the highest mean throughput over the levels of the
-// runs (seed 000 Table 1 divides cost by achieved req/s), and its level.
+// runs (seed 000 Table 1 divides cost by achieved req/s), and its level;
+// of equal means, the lowest level's.
 func bestThroughput(runs []store.Run) (float64, float64) {
 	type acc struct {
 		sum   float64
@@ -720,8 +721,14 @@ func bestThroughput(runs []store.Run) (float64, float64) {
 		a.sum += r.Summary.Throughput
 		a.n++
 	}
+	idx := make([]int, 0, len(by))
+	for i := range by {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx) // a tie goes to the lowest level, whatever the map order
 	best, level := math.NaN(), math.NaN()
-	for _, a := range by {
+	for _, i := range idx {
+		a := by[i]
 		if m := a.sum / float64(a.n); math.IsNaN(best) || m > best {
 			best, level = m, a.level
 		}

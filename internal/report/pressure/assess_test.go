@@ -175,12 +175,17 @@ func TestAssessSynthLab(t *testing.T) {
 		t.Errorf("sections %v", ids)
 	}
 	// The time series of P_op shades the 70% critical period, the whole minute.
+	found := false
 	for _, bl := range secs[0].Blocks {
 		if ch := bl.Chart; ch != nil && ch.ID == "slp-ts-0-piops-300-3" {
-			if len(ch.Line.Ranges) != 1 || ch.Line.Ranges[0].From != 0 || ch.Line.Ranges[0].To != 60 || len(ch.Line.Series[0].Points) != 60 {
-				t.Errorf("time series %+v", ch.Line.Ranges)
+			found = true
+			if ch.Line == nil || len(ch.Line.Ranges) != 1 || ch.Line.Ranges[0].From != 0 || ch.Line.Ranges[0].To != 60 || len(ch.Line.Series[0].Points) != 60 {
+				t.Errorf("time series %+v", ch.Line)
 			}
 		}
+	}
+	if !found {
+		t.Error("no time series chart slp-ts-0-piops-300-3")
 	}
 }
 
@@ -300,5 +305,23 @@ func TestVolumeModelFromLabHost(t *testing.T) {
 	h.Volumes[0].IOPS = 0
 	if m, err := VolumeModel(h, h.Volumes[0], cat); m != nil || err != nil {
 		t.Errorf("unthrottled volume: %v, %v", m, err)
+	}
+}
+
+// Levels with the same mean throughput: the lowest level is reported,
+// every time (the levels are kept in a map).
+func TestBestThroughputTieIsDeterministic(t *testing.T) {
+	var runs []store.Run
+	for i, l := range []float64{100, 200, 400, 800} {
+		tp := 150.0
+		if l == 100 {
+			tp = 90
+		}
+		runs = append(runs, store.Run{LevelIndex: i, Level: l, Summary: store.RunSummary{Throughput: tp}})
+	}
+	for range 50 {
+		if best, level := bestThroughput(runs); best != 150 || level != 200 {
+			t.Fatalf("best %v at level %v, want 150 at 200", best, level)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
@@ -342,4 +343,37 @@ func TestResetPoliciesCompared(t *testing.T) {
 		}
 	}
 	chartByID(t, secs, "variability-policy-tau-se")
+}
+
+// A later probe of medium that found no estimate (the client was the
+// limit) makes medium's throughput unknown in the probe scaling table: no
+// scale-up or cost per req/s, rather than a scale-up of 0 from a
+// throughput counted as 0.
+func TestScalingProbeWithoutEstimate(t *testing.T) {
+	st, _ := scalingStore(t)
+	ps, err := st.Probes()
+	if err != nil || len(ps) == 0 {
+		t.Fatalf("probes %v %v", ps, err)
+	}
+	start := ps[len(ps)-1].Start.Add(time.Minute)
+	id, err := st.StartProbe(store.Probe{Start: start, Target: "postgres", ConfigJSON: `{"treatment":"medium","window":"2s","margin":"10ms"}`,
+		SLAPercentile: 90, SLAThreshold: 150 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishProbe(id, store.Probe{Status: store.StatusCompleted, Stop: "client-limited", Estimate: math.NaN(), LowerBound: 800, ClientLimited: true}); err != nil {
+		t.Fatal(err)
+	}
+	secs := all(t, st)
+	validates(t, secs)
+	pt := table(t, secs, "scaling-probes")
+	tput, up, cost := col(t, pt, "throughput"), col(t, pt, "scale-up"), col(t, pt, "cost per req/s")
+	medium := pt.Rows[1]
+	if medium[0].Text != "medium" || medium[tput].Text != "–" || medium[up].Text != "–" || medium[cost].Text != "–" {
+		t.Errorf("medium row %+v", medium)
+	}
+	sec := sectionByID(secs, "scaling")
+	if !strings.Contains(sec.Summary, "medium (vertical, α = 2) has no throughput estimate") || strings.Contains(sec.Summary, "scale-up of 0") {
+		t.Errorf("summary %s", sec.Summary)
+	}
 }

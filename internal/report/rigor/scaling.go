@@ -129,8 +129,10 @@ func probeScaling(c *campaign, labs []labRecord, prs []probeRun) ([]page.Block, 
 		seen[pr.treatment] = true
 		tput := pr.p.Estimate
 		if math.IsNaN(tput) {
-			tput = 0
-			notes = append(notes, fmt.Sprintf("the probe of %s has no estimate (%s): its throughput counts as 0", label(pr.treatment), pr.p.Stop))
+			// Unknown, not 0: a probe stopped by the client or a cap says
+			// nothing about the server's limit (scaling.Analyze leaves its
+			// ratios undefined).
+			notes = append(notes, fmt.Sprintf("the probe of %s has no estimate (%s): its throughput is unknown", label(pr.treatment), pr.p.Stop))
 		}
 		names = append([]string{pr.treatment}, names...)
 		shapes = append([]shape{sh}, shapes...)
@@ -157,6 +159,10 @@ func scalingSummary(res scaling.Result, unit string) string {
 	var parts []string
 	for _, r := range res.Rows {
 		if r.Kind == "baseline" {
+			continue
+		}
+		if math.IsNaN(r.Throughput) {
+			parts = append(parts, fmt.Sprintf("%s (%s, α = %s) has no throughput estimate", label(r.Name), r.Kind, num(r.Alpha)))
 			continue
 		}
 		s := fmt.Sprintf("%s (%s, α = %s) reaches %s %s, a scale-up of %s over %s (efficiency %s)",

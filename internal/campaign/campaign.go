@@ -134,9 +134,10 @@ func newResultsDir(base, name string, t time.Time) (string, error) {
 	return "", fmt.Errorf("cannot find a free results directory name under %s", base)
 }
 
-// runSeed derives a run's random seed from the campaign seed and the run's
-// plan slot, so that a resumed run replays exactly the same requests.
-func runSeed(seed int64, slot int) uint64 {
+// RunSeed derives a run's random seed from the campaign seed and the run's
+// plan slot, so that a resumed run replays exactly the same requests; slot
+// -1 seeds population, so that run and probe load the same records.
+func RunSeed(seed int64, slot int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%d", seed, slot)
 	return h.Sum64()
@@ -301,7 +302,7 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 	if s.File != "" {
 		specDir = filepath.Dir(s.File)
 	}
-	wcfg, err := workloadConfig(s.Workload, specDir)
+	wcfg, err := WorkloadConfig(s.Workload, specDir)
 	if err != nil {
 		return out, err
 	}

@@ -171,18 +171,45 @@ func (ex *executor) addPopulated(d populatedDetail) error {
 	return nil
 }
 
-// populate inserts record_count records in batches, through the target's
-// bulk loader when it has one.
+// populate loads the data set before the first run and records it.
 func (ex *executor) populate(ctx context.Context) error {
 	if ex.wcfg.IsStatements() {
 		return ex.loadDataset(ctx)
 	}
 	start := time.Now()
-	gen, err := workload.New(ex.wcfg, runSeed(ex.s.Seed, -1))
+	ex.prog.Update(progress.State{Phase: "populate", Runs: len(ex.plan), Total: ex.total})
+	if err := Populate(ctx, ex.tgt, ex.wcfg, RunSeed(ex.s.Seed, -1), nil); err != nil {
+		if ctx.Err() != nil {
+			return ErrInterrupted
+		}
+		return err
+	}
+	return ex.addPopulated(populatedDetail{Records: ex.wcfg.RecordCount, Seconds: time.Since(start).Seconds()})
+}
+
+// Populate loads a workload's data set into tgt: record_count YCSB records
+// in batches (through the target's bulk loader when it has one), or a
+// statement workload's tables. seed decides the records (RunSeed(seed, -1)
+// for the campaign's). progress, when not nil, hears how far it got.
+func Populate(ctx context.Context, tgt target.Target, w workload.Config, seed uint64, progress func(done, total int64)) error {
+	if progress == nil {
+		progress = func(int64, int64) {}
+	}
+	if w.IsStatements() {
+		dl, ok := tgt.(target.DatasetLoader)
+		if !ok {
+			return fmt.Errorf("workload.statements: this target does not run SQL statement workloads; use sqlite, postgres or mysql")
+		}
+		if err := dl.LoadDataset(ctx, w, seed, progress); err != nil {
+			return fmt.Errorf("populate: %w", err)
+		}
+		return nil
+	}
+	gen, err := workload.New(w, seed)
 	if err != nil {
 		return err
 	}
-	c, err := ex.tgt.NewClient(ctx)
+	c, err := tgt.NewClient(ctx)
 	if err != nil {
 		return fmt.Errorf("populate: %w", err)
 	}
@@ -192,11 +219,10 @@ func (ex *executor) populate(ctx context.Context) error {
 	for i := range batch {
 		batch[i] = gen.NewOp()
 	}
-	n := ex.wcfg.RecordCount
-	ex.prog.Update(progress.State{Phase: "populate", Runs: len(ex.plan), Total: ex.total})
+	n := w.RecordCount
 	for i := int64(0); i < n; i += populateBatch {
-		if ctx.Err() != nil {
-			return ErrInterrupted
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		k := int(min(populateBatch, n-i))
 		for j := 0; j < k; j++ {
@@ -213,12 +239,13 @@ func (ex *executor) populate(ctx context.Context) error {
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return ErrInterrupted
+				return ctx.Err()
 			}
 			return fmt.Errorf("populate: inserting record %d: %w", i, err)
 		}
+		progress(i+int64(k), n)
 	}
-	return ex.addPopulated(populatedDetail{Records: n, Seconds: time.Since(start).Seconds()})
+	return nil
 }
 
 // loadDataset fills the tables of a statement workload through the target.
@@ -229,7 +256,7 @@ func (ex *executor) loadDataset(ctx context.Context) error {
 	}
 	start := time.Now()
 	var rows int64
-	err := dl.LoadDataset(ctx, ex.wcfg, runSeed(ex.s.Seed, -1), func(done, total int64) {
+	err := dl.LoadDataset(ctx, ex.wcfg, RunSeed(ex.s.Seed, -1), func(done, total int64) {
 		rows = total
 		ex.prog.Update(progress.State{Phase: fmt.Sprintf("populate %d/%d rows", done, total), Runs: len(ex.plan), Total: ex.total})
 	})
@@ -323,7 +350,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		Model: s.Load.Model, Arrival: s.Load.Arrival, ThinkTime: s.Load.ThinkTime.Duration,
 		MaxInFlight: s.Load.MaxInFlight, LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration,
 		Timeout: s.Load.Timeout.Duration, Warmup: s.Phases.Warmup.Duration, Measure: s.Phases.Measure.Duration,
-		Interval: s.Interval.Duration, Seed: runSeed(s.Seed, p.Slot), Ops: ex.ops,
+		Interval: s.Interval.Duration, Seed: RunSeed(s.Seed, p.Slot), Ops: ex.ops,
 	}
 	if s.Load.Model == "open" {
 		cfg.Rate = p.Level

@@ -9,7 +9,9 @@ import (
 
 // workloadConfig turns the spec's workload section into the generator's
 // configuration: the YCSB preset first, then every field the user set.
-func workloadConfig(w spec.Workload, specDir string) (workload.Config, error) {
+// WorkloadConfig turns a spec's workload section into the generator's
+// configuration (the probe uses it too, so both send the same requests).
+func WorkloadConfig(w spec.Workload, specDir string) (workload.Config, error) {
 	cfg, err := workload.Preset("a")
 	if len(w.Statements) > 0 {
 		cfg.Statements, cfg.Dataset, err = w.StatementWorkload(specDir)

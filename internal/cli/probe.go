@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"math"
 	"net"
@@ -233,7 +232,7 @@ func probeConfigFor(c *cobra.Command, cfg probe.Config, s *spec.Spec) probe.Conf
 // with ctx's error.
 func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, cfg probe.Config, f probeFlags, out, errw io.Writer) (*probe.Result, error) {
 	s := pt.spec
-	wcfg, err := probeWorkloadConfig(s.Workload, filepath.Dir(s.File))
+	wcfg, err := campaign.WorkloadConfig(s.Workload, filepath.Dir(s.File))
 	if err != nil {
 		return nil, err
 	}
@@ -259,7 +258,7 @@ func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, 
 	}
 	if populate {
 		fmt.Fprintf(errw, "populating the target (phases.populate is true)...\n")
-		if err := probe.Populate(ctx, tgt, wcfg, probeSeed(s.Seed, -1), nil); err != nil {
+		if err := campaign.Populate(ctx, tgt, wcfg, campaign.RunSeed(s.Seed, -1), nil); err != nil {
 			return nil, err
 		}
 	}
@@ -285,14 +284,14 @@ func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, 
 		meter = p
 	}
 
-	gen, err := workload.New(wcfg, probeSeed(s.Seed, 0))
+	gen, err := workload.New(wcfg, campaign.RunSeed(s.Seed, 0))
 	if err != nil {
 		return nil, err
 	}
 	runner := &probe.EngineRunner{
 		Target: tgt, Generator: gen, Arrival: s.Load.Arrival, MaxInFlight: s.Load.MaxInFlight,
 		LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration, Timeout: s.Load.Timeout.Duration,
-		Seed: probeSeed(s.Seed, 1),
+		Seed: campaign.RunSeed(s.Seed, 1),
 	}
 	id, err := st.StartProbe(store.Probe{
 		Target: s.Target.Type, RTTAddr: addr, ConfigJSON: probeConfigJSON(cfg, s.Load, pt.name),
@@ -629,15 +628,6 @@ func probeResultsDir(base, name string, t time.Time) (string, error) {
 	return "", fmt.Errorf("cannot find a free results directory name under %s", base)
 }
 
-// probeSeed derives a seed the way the campaign runner derives run seeds
-// (FNV-1a of "seed/slot"), so that slot -1, population, loads the same
-// records as 'headroom run'.
-func probeSeed(seed int64, slot int) uint64 {
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%d", seed, slot)
-	return h.Sum64()
-}
-
 func joinText(a, b string) string {
 	if a == "" {
 		return b
@@ -645,52 +635,3 @@ func joinText(a, b string) string {
 	return a + "; " + b
 }
 
-// probeWorkloadConfig turns the spec's workload section into the
-// generator's configuration exactly as the campaign runner does (a copy of
-// internal/campaign's workloadConfig, which is not exported).
-func probeWorkloadConfig(w spec.Workload, specDir string) (workload.Config, error) {
-	cfg, err := workload.Preset("a")
-	if len(w.Statements) > 0 {
-		cfg.Statements, cfg.Dataset, err = w.StatementWorkload(specDir)
-		if err != nil {
-			return cfg, err
-		}
-		cfg.ZipfianConstant = w.ZipfianConstant
-		return cfg, cfg.Validate()
-	}
-	if w.YCSB != "" {
-		cfg, err = workload.Preset(w.YCSB)
-	}
-	if err != nil {
-		return cfg, err
-	}
-	if len(w.Operations) > 0 {
-		cfg.Mix = [workload.NumOpTypes]float64{}
-		for name, weight := range w.Operations {
-			t, ok := workload.ParseOpType(name)
-			if !ok {
-				return cfg, fmt.Errorf("workload.operations: unknown operation %q", name)
-			}
-			cfg.Mix[t] = weight
-		}
-	}
-	cfg.RecordCount = w.RecordCount
-	cfg.FieldCount = w.FieldCount
-	cfg.FieldLength = w.FieldLength
-	if w.RequestDistribution != "" {
-		cfg.RequestDistribution = w.RequestDistribution
-	}
-	cfg.ZipfianConstant = w.ZipfianConstant
-	cfg.HotspotDataFraction = w.HotspotDataFraction
-	cfg.HotspotOpnFraction = w.HotspotOpnFraction
-	cfg.MaxScanLength = w.MaxScanLength
-	cfg.ScanLengthDistribution = w.ScanLengthDistribution
-	if w.ReadAllFields != nil {
-		cfg.ReadAllFields = *w.ReadAllFields
-	}
-	if w.WriteAllFields != nil {
-		cfg.WriteAllFields = *w.WriteAllFields
-	}
-	cfg.OrderedInserts = w.InsertOrder == "ordered"
-	return cfg, cfg.Validate()
-}

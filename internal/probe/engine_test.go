@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/null"
 	"github.com/headroom-dev/headroom/internal/workload"
@@ -93,12 +94,12 @@ func (c countingClient) Do(_ context.Context, op *workload.Op) error {
 }
 func (countingClient) Close() error { return nil }
 
-// Populate inserts record_count records numbered 0..record_count-1 through
+// campaign.Populate (which the probe uses) inserts record_count records numbered 0..record_count-1 through
 // Do when the client has no bulk loader.
 func TestPopulateInsertsRecordCount(t *testing.T) {
 	tgt := &countingTarget{ops: map[workload.OpType]int{}}
 	var last int64
-	if err := Populate(context.Background(), tgt, testWorkload(t, 1234), 7, func(done, total int64) { last = done }); err != nil {
+	if err := campaign.Populate(context.Background(), tgt, testWorkload(t, 1234), 7, func(done, total int64) { last = done }); err != nil {
 		t.Fatal(err)
 	}
 	if tgt.ops[workload.Insert] != 1234 || len(tgt.ops) != 1 || tgt.max != 1233 || last != 1234 {
@@ -106,7 +107,7 @@ func TestPopulateInsertsRecordCount(t *testing.T) {
 	}
 	w := testWorkload(t, 10)
 	w.Statements = []workload.Statement{{Name: "q"}}
-	if err := Populate(context.Background(), tgt, w, 7, nil); err == nil {
+	if err := campaign.Populate(context.Background(), tgt, w, 7, nil); err == nil {
 		t.Fatal("a statement workload was populated through a target without a dataset loader")
 	}
 }

@@ -634,4 +634,3 @@ func joinText(a, b string) string {
 	}
 	return a + "; " + b
 }
-

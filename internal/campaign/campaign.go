@@ -20,6 +20,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/monitor/procfs"
 	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target"
@@ -167,7 +168,8 @@ type executor struct {
 	clock   *serverClock    // nil when the target reports no server times
 	rs      resetState
 	lab     *lab.Lab // nil when the spec has no lab
-	killed  bool     // a kill event stopped the target's server in this run
+	limits  *limitLog
+	killed  bool // a kill event stopped the target's server in this run
 	tr      treatmentRun
 }
 
@@ -177,6 +179,7 @@ type Setup struct {
 	Target target.Target
 	Lab    *lab.Lab // nil without a lab: section
 	keep   bool
+	limits *limitLog // writes the lab hosts' limits as they change
 }
 
 // OpenTarget brings up the spec's lab (recording it in st) and opens its
@@ -195,7 +198,7 @@ func OpenTarget(s *spec.Spec, dir string, st *store.Store, prog progress.Reporte
 		specDir = filepath.Dir(s.File)
 	}
 	env := registry.Env{Dir: dir}
-	su := &Setup{}
+	su := &Setup{limits: newLimitLog(st)}
 	if s.Lab != nil {
 		lb, err := upLab(s, specDir, st, prog)
 		if err != nil {
@@ -203,6 +206,9 @@ func OpenTarget(s *spec.Spec, dir string, st *store.Store, prog progress.Reporte
 		}
 		su.Lab, su.keep = lb, s.Lab.Keep
 		env.Lab = placer(lb)
+		if err := su.limits.record(lb, time.Now(), "up"); err != nil {
+			return nil, errors.Join(err, lb.Close(su.keep))
+		}
 	}
 	tgt, err := f.Open(s.Target.Options, env)
 	if err != nil {
@@ -233,9 +239,11 @@ func (su *Setup) Close() error {
 // treatmentRun is one treatment of a campaign as the executor runs it.
 type treatmentRun struct {
 	name     string
-	slotBase int           // added to plan slots in the store (spec.SlotsPerTreatment apart)
-	planned  time.Duration // left to run in earlier treatments' plans (progress)
-	total    time.Duration // left to run in the whole campaign (progress)
+	index    int               // position among the campaign's treatments
+	set      []results.Setting // the paths the treatment set, with their values
+	slotBase int               // added to plan slots in the store (spec.SlotsPerTreatment apart)
+	planned  time.Duration     // left to run in earlier treatments' plans (progress)
+	total    time.Duration     // left to run in the whole campaign (progress)
 }
 
 // execute runs every treatment of the campaign in order (or the campaign
@@ -265,7 +273,7 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	var before time.Duration
 	var errs []error
 	for i, t := range s.Treatments {
-		tr := treatmentRun{name: t.Name, slotBase: i * spec.SlotsPerTreatment, planned: before, total: total}
+		tr := treatmentRun{name: t.Name, index: i, set: settingsOf(t), slotBase: i * spec.SlotsPerTreatment, planned: before, total: total}
 		before += left[i]
 		o, err := executeTreatment(ctx, t.Spec, tr, st, dir, opt)
 		out.Runs += o.Runs
@@ -319,12 +327,15 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 	if err := checkReset(s.Reset, tgt, s.Target.Type); err != nil {
 		return out, err
 	}
+	if err := RecordTreatment(st, s, tr.name, tr.index, setup, tr.set); err != nil {
+		return out, err
+	}
 
 	done, err := st.CompletedSlots()
 	if err != nil {
 		return out, err
 	}
-	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), lab: lb, tr: tr}
+	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), lab: lb, limits: setup.limits, tr: tr}
 	defer ex.prog.Finish()
 	out.Runs = len(ex.plan)
 	ex.perRun = perRunTime(s)

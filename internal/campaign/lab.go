@@ -141,7 +141,11 @@ func (ex *executor) applyEvent(ctx context.Context, id int64, e lab.Event) {
 		rec.Error = err.Error()
 	}
 	b, _ := json.Marshal(rec)
-	_ = ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventFault, Detail: string(b)})
+	now := time.Now()
+	_ = ex.st.AddEvent(store.Event{RunID: id, Time: now, Kind: eventFault, Detail: string(b)})
+	if err == nil {
+		_ = ex.limits.record(ex.lab, now, e.Action)
+	}
 	ex.prog.Note(fmt.Sprintf("event at +%v: %s", e.At, detail))
 }
 
@@ -178,6 +182,10 @@ func (ex *executor) undoEvents(ctx context.Context, id int64) error {
 		rec["error"] = err.Error()
 	}
 	b, _ := json.Marshal(rec)
-	_ = ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: eventFaultUndo, Detail: string(b)})
+	now := time.Now()
+	_ = ex.st.AddEvent(store.Event{RunID: id, Time: now, Kind: eventFaultUndo, Detail: string(b)})
+	if lerr := ex.limits.record(ex.lab, now, "undo"); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
 	return err
 }

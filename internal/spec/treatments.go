@@ -15,7 +15,10 @@ import (
 type Treatment struct {
 	Name string
 	Set  []string // the paths it changes, for the record
-	Spec *Spec    // the whole campaign as this treatment runs it
+	// Values are the values Set's paths were given, as written (YAML
+	// text), in the same order.
+	Values []string
+	Spec   *Spec // the whole campaign as this treatment runs it
 }
 
 // Fields a treatment may not change: they name the campaign as a whole.
@@ -88,6 +91,7 @@ func parseTreatments(file string, base, n *yaml.Node, s *Spec) ([]Treatment, Err
 					ok = false
 				}
 				t.Set = append(t.Set, path)
+				t.Values = append(t.Values, nodeText(set.Content[k+1]))
 			}
 			if !ok {
 				continue
@@ -294,4 +298,22 @@ func splitPath(p string) ([]pathSeg, error) {
 		return nil, fmt.Errorf("a path starts with a section name, like lab.hosts[0].type")
 	}
 	return out, nil
+}
+
+// nodeText is a value node as YAML text on one line (flow style).
+func nodeText(n *yaml.Node) string {
+	n = resolve(n)
+	if n == nil {
+		return ""
+	}
+	if n.Kind == yaml.ScalarNode {
+		return n.Value
+	}
+	c := *n
+	c.Style |= yaml.FlowStyle
+	b, err := yaml.Marshal(&c)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -60,3 +60,10 @@ func (e *KindError) Unwrap() error { return e.Err }
 
 // Kind returns the error kind.
 func (e *KindError) Kind() string { return e.K }
+
+// Addresser is a networked target that knows the host:port its server
+// listens on (as the client dials it). The probe's RTT guard times TCP
+// connects to it, and the results store records it.
+type Addresser interface {
+	Address() string
+}

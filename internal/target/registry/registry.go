@@ -6,6 +6,7 @@ package registry
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 	"sync"
 
@@ -95,4 +96,38 @@ func Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ManagedOf returns the managed-server settings held in a target's options
+// (every managed target's options have a Managed *deploy.Managed field);
+// nil when the options have none or it is not set.
+func ManagedOf(opts any) *deploy.Managed {
+	if opts == nil {
+		return nil
+	}
+	v := reflect.ValueOf(opts)
+	for v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			return nil
+		}
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return nil
+	}
+	f := v.FieldByName("Managed")
+	if !f.IsValid() || !f.CanInterface() {
+		return nil
+	}
+	m, _ := f.Interface().(*deploy.Managed)
+	return m
+}
+
+// ManagedHost is the lab host a target's managed server runs on ("" when
+// it has none).
+func ManagedHost(opts any) string {
+	if m := ManagedOf(opts); m != nil {
+		return m.Host
+	}
+	return ""
 }

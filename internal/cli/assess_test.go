@@ -11,8 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -96,7 +98,7 @@ func TestAssessCommand(t *testing.T) {
 func TestReportHasPressureSections(t *testing.T) {
 	dir := synthLabDir(t)
 	var w bytes.Buffer
-	if err := writeReportFiles(&w, filepath.Join(dir, "results.db"), reportSections...); err != nil {
+	if err := writeReportFiles(&w, filepath.Join(dir, "results.db"), report.Sections...); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, page.JSONFile))
@@ -125,7 +127,7 @@ func TestReportHasPressureSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	if secs, err := pressureSections(st); err != nil || len(secs) != 0 {
+	if secs, err := pressureSectionsOf(t, st); err != nil || len(secs) != 0 {
 		t.Errorf("plain campaign: %d sections, %v", len(secs), err)
 	}
 	// A model file that cannot be read becomes a warning, not a failed report.
@@ -135,8 +137,18 @@ func TestReportHasPressureSections(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st2.Close()
-	secs, err := pressureSections(st2)
+	secs, err := pressureSectionsOf(t, st2)
 	if err != nil || len(secs) != 1 || len(secs[0].Blocks) != 1 || !strings.Contains(secs[0].Blocks[0].Note.Text, "/nonexistent/m.yaml") {
 		t.Errorf("unreadable model: %+v, %v", secs, err)
 	}
+}
+
+// pressureSectionsOf builds the pressure sections of an open store.
+func pressureSectionsOf(t *testing.T, st *store.Store) ([]page.Section, error) {
+	t.Helper()
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pressure.ReportSections(r)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
@@ -61,7 +62,7 @@ func TestBottleneckCommand(t *testing.T) {
 	}
 	// The report gets the same finding as its bottleneck section.
 	var w bytes.Buffer
-	if err := writeReportFiles(&w, filepath.Join(dir, "results.db"), reportSections...); err != nil {
+	if err := writeReportFiles(&w, filepath.Join(dir, "results.db"), report.Sections...); err != nil {
 		t.Fatal(err)
 	}
 	c = newBottleneckCmd()

@@ -27,6 +27,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/probe"
 	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
@@ -200,7 +201,7 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		return err
 	}
 	if !f.noReport {
-		if err := writeReportFiles(out, dbPath, reportSections...); err != nil {
+		if err := writeReportFiles(out, dbPath, report.Sections...); err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 	}

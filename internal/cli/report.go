@@ -35,7 +35,7 @@ is read from the results database only. See docs/report.md.`,
 			}
 			// The page first: it also covers files of imported data only,
 			// which have no load-response summary to print.
-			if err := writeReportFiles(c.OutOrStdout(), path, reportSections...); err != nil {
+			if err := writeReportFiles(c.OutOrStdout(), path, report.Sections...); err != nil {
 				return err
 			}
 			return printSummary(c.OutOrStdout(), path, nil)

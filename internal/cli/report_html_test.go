@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/report/page"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // A real campaign's results render as report.html and report.json, with an
@@ -24,9 +24,8 @@ func TestWriteReportFiles(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no results path in output:\n%s", out)
 	}
-	added := func(st *store.Store) ([]page.Section, error) {
-		runs, err := st.Runs()
-		return []page.Section{{ID: "later", Title: "A later analysis", Summary: fmt.Sprintf("It read %d runs.", len(runs))}}, err
+	added := func(r *results.Results) ([]page.Section, error) {
+		return []page.Section{{ID: "later", Title: "A later analysis", Summary: fmt.Sprintf("It read %d runs.", len(r.Runs()))}}, nil
 	}
 	var w bytes.Buffer
 	if err := writeReportFiles(&w, m[1], added); err != nil {

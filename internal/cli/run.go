@@ -15,6 +15,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/progress"
+	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
@@ -114,7 +115,7 @@ finishes the campaign later without repeating completed runs.`,
 					err = rerr
 				}
 				if !noReport {
-					if rerr := writeReportFiles(c.OutOrStdout(), out.StorePath, reportSections...); rerr != nil && err == nil {
+					if rerr := writeReportFiles(c.OutOrStdout(), out.StorePath, report.Sections...); rerr != nil && err == nil {
 						err = fmt.Errorf("writing the report: %w", rerr)
 					}
 				}

@@ -1,0 +1,42 @@
+package report
+
+import (
+	"github.com/headroom-dev/headroom/internal/report/bottleneck"
+	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/report/pressure"
+	"github.com/headroom-dev/headroom/internal/report/rigor"
+	"github.com/headroom-dev/headroom/internal/results"
+)
+
+// Builder makes report sections from a results model. Each analysis that
+// joins the report is one; a builder renders what its analysis computed
+// and never writes to the store.
+type Builder func(r *results.Results) ([]page.Section, error)
+
+// Sections are the analyses' sections in report order, after the ones
+// page.Build makes (campaign, runs, load response, intervals, events).
+var Sections = []Builder{
+	rigor.CapacitySections,
+	rigor.VariabilitySections,
+	rigor.ScalingSections,
+	rigor.ProbeSections,
+	pressure.ReportSections,
+	bottleneck.ReportSections,
+}
+
+// Build makes the whole report of a results model: page.Build's sections,
+// then every analysis's.
+func Build(r *results.Results) (*page.Report, error) {
+	rep, err := page.Build(r.Store())
+	if err != nil {
+		return nil, err
+	}
+	for _, b := range Sections {
+		secs, err := b(r)
+		if err != nil {
+			return nil, err
+		}
+		rep.Add(secs...)
+	}
+	return rep, nil
+}

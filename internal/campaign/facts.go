@@ -108,6 +108,7 @@ func workloadFacts(w spec.Workload) results.Workload {
 			out.Mix[st.Name] += wt
 		}
 	} else if cfg, err := WorkloadConfig(w, ""); err == nil {
+		out.Distribution = string(cfg.RequestDistribution) // the preset's when the spec names none
 		for _, op := range cfg.Ops() {
 			out.Mix[cfg.OpName(op)] += cfg.Mix[op]
 		}

@@ -1,0 +1,4 @@
+package results
+
+// LegacyTreatments exposes the schema-1 reader to the external tests.
+var LegacyTreatments = legacyTreatments

@@ -95,14 +95,9 @@ func Parse(file string, data []byte) (*Spec, error) {
 		return nil, err
 	}
 	base, tnode := withoutKey(root, "treatments")
+	base, fnode := withoutKey(base, "factors")
 	s, errs := parseRoot(file, base)
-	if tnode != nil {
-		ts, terrs := parseTreatments(file, base, tnode, s)
-		errs = append(errs, terrs...)
-		if s != nil {
-			s.Treatments = ts
-		}
-	}
+	errs = append(errs, parseVariants(file, root, base, tnode, fnode, s)...)
 	if s != nil && len(errs) == 0 {
 		// Names in analysis settings refer to treatments, known only now.
 		errs = append(errs, CheckVariabilityNames(file, s)...)

@@ -25,7 +25,12 @@ func (s *Spec) Levels() []float64 {
 // generator seeded from order_seed (or seed), so that slow drift in the
 // system under test does not line up with the level, and the same spec
 // always gives the same order.
+//
+// The spec of a Block plans only that block's runs.
 func (s *Spec) Plan() []PlannedRun {
+	if s.planRuns != nil {
+		return slices.Clone(s.planRuns)
+	}
 	levels := s.Levels()
 	reps := max(s.Repetitions, 1)
 	runs := make([]PlannedRun, 0, len(levels)*reps)

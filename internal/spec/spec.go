@@ -36,6 +36,18 @@ type Spec struct {
 	// Treatments are variants of this campaign run one after another
 	// (treatments.go); empty = the campaign is one treatment.
 	Treatments []Treatment `yaml:"-"`
+	// Factors expand into treatments, one per combination of their values
+	// (factors.go); they are crossed with Treatments when both are given.
+	Factors []Factor `yaml:"-"`
+	// TreatmentOrder and Blocking (the blocks: field) say in what order
+	// the treatments' runs go (blocks.go): sequential (default) |
+	// randomized, and treatment (default: each treatment's whole plan at
+	// once) | repetition. Both stay empty without treatments.
+	TreatmentOrder string `yaml:"treatment_order"`
+	Blocking       string `yaml:"blocks"`
+	// planRuns, when not nil, is what Plan returns: the runs of one block
+	// (Block.Spec).
+	planRuns []PlannedRun
 	// Analysis configures the analyses of the results (analysis.go).
 	Analysis Analysis `yaml:"analysis"`
 

@@ -9,9 +9,10 @@ import (
 )
 
 // Treatment is one variant of a campaign: the base spec with some values
-// changed (`treatments:` in the spec). A campaign with treatments runs
-// every treatment's plan in the order given, each with its own target (and
-// lab), and labels its runs with the treatment's name.
+// changed (`treatments:` in the spec, or one combination of `factors:`).
+// A campaign with treatments runs them in blocks (blocks.go), each block
+// with its own target (and lab), and labels its runs with the treatment's
+// name.
 type Treatment struct {
 	Name string
 	Set  []string // the paths it changes, for the record
@@ -21,14 +22,96 @@ type Treatment struct {
 	Spec   *Spec // the whole campaign as this treatment runs it
 }
 
-// Fields a treatment may not change: they name the campaign as a whole.
-var fixedPaths = []string{"name", "output", "treatments", "description"}
+// Fields a treatment may not change: they name the campaign as a whole, or
+// say how its treatments are made and ordered.
+var fixedPaths = []string{"name", "output", "treatments", "description", "factors", "treatment_order", "blocks"}
+
+// variant is a treatment before it is checked as a spec: its name, the
+// paths it sets with their values, and the document it runs.
+type variant struct {
+	name   string
+	set    []string
+	values []string
+	node   *yaml.Node
+}
+
+// parseVariants makes the campaign's treatments from its treatments: list
+// (tnode) and factors: list (fnode), either of which may be nil, and checks
+// how they are ordered. base is the document without those two sections;
+// s is the base spec (nil when it has errors), which receives Treatments
+// and Factors.
+func parseVariants(file string, root, base, tnode, fnode *yaml.Node, s *Spec) Errors {
+	var vs []variant
+	var errs Errors
+	if tnode != nil {
+		vs, errs = parseTreatments(file, base, tnode)
+	}
+	if fnode != nil {
+		fs, ferrs := parseFactors(file, fnode)
+		errs = append(errs, ferrs...)
+		if s != nil {
+			s.Factors = fs
+		}
+		switch {
+		case len(ferrs) > 0:
+			vs = nil // their names and settings would be wrong
+		case len(vs) > 0 || len(errs) == 0:
+			if len(vs) == 0 {
+				vs = []variant{{node: base}}
+			}
+			var cerrs Errors
+			vs, cerrs = crossFactors(file, vs, fs)
+			errs = append(errs, cerrs...)
+		}
+	}
+	ts, terrs := checkVariants(file, vs)
+	errs = append(errs, terrs...)
+	if s == nil {
+		return errs
+	}
+	s.Treatments = ts
+	if len(errs) == 0 {
+		if err := checkTreatmentPlans(ts); err != nil {
+			line := 0
+			if tnode != nil {
+				line = tnode.Line
+			}
+			errs = append(errs, &Error{File: file, Line: line, Path: "treatments", Msg: err.Error()})
+		}
+	}
+	return append(errs, checkTreatmentOrder(file, root, s, len(ts) == 0 && len(errs) == 0)...)
+}
+
+// checkVariants checks every variant as a whole spec. An error that several
+// variants share (a bad factor value is in many combinations) is reported
+// once, naming the first treatment that has it.
+func checkVariants(file string, vs []variant) ([]Treatment, Errors) {
+	var out []Treatment
+	var errs Errors
+	seen := map[string]bool{}
+	for _, v := range vs {
+		ts, terrs := parseRoot(file, v.node)
+		for _, e := range terrs {
+			key := fmt.Sprintf("%d|%s|%s", e.Line, e.Path, e.Msg)
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			e.Msg = fmt.Sprintf("in treatment %s: %s", v.name, e.Msg)
+			errs = append(errs, e)
+		}
+		if ts != nil {
+			out = append(out, Treatment{Name: v.name, Set: v.set, Values: v.values, Spec: ts})
+		}
+	}
+	return out, errs
+}
 
 // parseTreatments reads the treatments: sequence. Each entry is
 // {name: NAME, set: {PATH: VALUE, ...}} where PATH is a field path like
 // lab.hosts[0].volumes[0].iops or target.managed.settings["a.b"]; its
 // value replaces (or adds) that field of a copy of base.
-func parseTreatments(file string, base, n *yaml.Node, s *Spec) ([]Treatment, Errors) {
+func parseTreatments(file string, base, n *yaml.Node) ([]variant, Errors) {
 	fail := func(line int, path, format string, args ...any) Errors {
 		return Errors{{File: file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)}}
 	}
@@ -39,14 +122,15 @@ func parseTreatments(file string, base, n *yaml.Node, s *Spec) ([]Treatment, Err
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		return nil, fail(n.Line, "treatments", "expected a list like [{name: small}, {name: large, set: {lab.hosts[0].type: large}}]")
 	}
-	var out []Treatment
+	var out []variant
 	var errs Errors
 	seen := map[string]bool{}
 	for i, item := range n.Content {
 		p := fmt.Sprintf("treatments[%d]", i)
+		line := item.Line
 		item = resolve(item)
 		if item == nil || item.Kind != yaml.MappingNode {
-			errs = append(errs, fail(item.Line, p, "expected a mapping like {name: large, set: {lab.hosts[0].type: large}}")...)
+			errs = append(errs, fail(line, p, "expected a mapping like {name: large, set: {lab.hosts[0].type: large}}")...)
 			continue
 		}
 		var name string
@@ -76,8 +160,7 @@ func parseTreatments(file string, base, n *yaml.Node, s *Spec) ([]Treatment, Err
 		if bad {
 			continue
 		}
-		node := deepCopy(base)
-		t := Treatment{Name: name}
+		v := variant{name: name, node: deepCopy(base)}
 		if set != nil && !isNull(set) {
 			if set.Kind != yaml.MappingNode {
 				errs = append(errs, fail(set.Line, p+".set", "expected a mapping of field paths to values, like {lab.hosts[0].type: large}")...)
@@ -86,31 +169,18 @@ func parseTreatments(file string, base, n *yaml.Node, s *Spec) ([]Treatment, Err
 			ok := true
 			for k := 0; k+1 < len(set.Content); k += 2 {
 				path := set.Content[k].Value
-				if err := setPath(node, path, set.Content[k+1]); err != nil {
+				if err := setPath(v.node, path, set.Content[k+1]); err != nil {
 					errs = append(errs, fail(set.Content[k].Line, p+".set", "%s: %v", path, err)...)
 					ok = false
 				}
-				t.Set = append(t.Set, path)
-				t.Values = append(t.Values, nodeText(set.Content[k+1]))
+				v.set = append(v.set, path)
+				v.values = append(v.values, nodeText(set.Content[k+1]))
 			}
 			if !ok {
 				continue
 			}
 		}
-		ts, terrs := parseRoot(file, node)
-		for _, e := range terrs {
-			e.Msg = fmt.Sprintf("in treatment %s: %s", name, e.Msg)
-			errs = append(errs, e)
-		}
-		if ts != nil {
-			t.Spec = ts
-			out = append(out, t)
-		}
-	}
-	if s != nil && len(errs) == 0 {
-		if err := checkTreatmentPlans(out); err != nil {
-			errs = append(errs, fail(n.Line, "treatments", "%v", err)...)
-		}
+		out = append(out, v)
 	}
 	return out, errs
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/sqlwork"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -59,7 +60,7 @@ type Target struct {
 
 	w        workload.Config
 	prepared bool
-	ycsb     *ycsbStmts
+	ycsb     *sqlycsb.Prepared
 	ws       []wstmt // statement workload, by statement index
 	timing   timing
 	snapshot string // dump file once Snapshot has run
@@ -277,13 +278,7 @@ func (t *Target) createTable(ctx context.Context, w workload.Config, fresh bool)
 			return fmt.Errorf("mysql target: dropping table %s: %w", tbl, err)
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "CREATE TABLE IF NOT EXISTS %s (ycsb_key VARCHAR(255) NOT NULL PRIMARY KEY", tbl)
-	for i := range w.FieldCount {
-		fmt.Fprintf(&b, ", field%d TEXT", i)
-	}
-	b.WriteString(") ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
-	if _, err := t.db.ExecContext(ctx, b.String()); err != nil {
+	if _, err := t.db.ExecContext(ctx, sqlycsb.MySQL.CreateTable(tbl, w.FieldCount)); err != nil {
 		return fmt.Errorf("mysql target: creating table %s: %w", tbl, err)
 	}
 	// A table kept from an earlier campaign may have fewer fields.
@@ -301,50 +296,45 @@ func (t *Target) createTable(ctx context.Context, w workload.Config, fresh bool)
 
 // buildStatements makes the workload's statements for the current pool.
 func (t *Target) buildStatements(ctx context.Context) error {
-	if t.ycsb != nil {
-		t.ycsb.close()
-		t.ycsb = nil
-	}
-	for _, s := range t.ws {
-		s.close()
-	}
-	t.ws = nil
+	t.closeStatements()
 	if !t.w.IsStatements() {
-		y, err := newYCSBStmts(ctx, t, t.w.FieldCount)
+		p, err := sqlycsb.Prepare(ctx, t.db, sqlycsb.MySQL.Statements(t.opts.Table, t.w.FieldCount), t.opts.InterpolateParams, kindOf)
 		if err != nil {
 			return err
 		}
-		t.ycsb = y
+		t.ycsb = p
 		return nil
 	}
 	for i, st := range t.w.Statements {
 		text := sqlwork.Rebind(sqlwork.MySQL, st.SQL)
-		s, err := t.newStmt(ctx, text)
+		s, err := sqlycsb.NewStmt(ctx, t.db, text, t.opts.InterpolateParams)
 		if err != nil {
-			return fmt.Errorf("mysql target: statement %s (workload.statements[%d]): %w", st.Name, i, err)
+			return fmt.Errorf("mysql target: statement %s (workload.statements[%d]): %w", st.Name, i, kindOf(err))
 		}
-		t.ws = append(t.ws, wstmt{stmt: s, query: sqlwork.IsQuery(text)})
+		t.ws = append(t.ws, wstmt{Stmt: s, query: sqlwork.IsQuery(text)})
 	}
 	return nil
 }
 
-// newStmt prepares text on the server, unless arguments are interpolated
-// (then it is sent as text each time).
-func (t *Target) newStmt(ctx context.Context, text string) (stmt, error) {
-	if t.opts.InterpolateParams {
-		return stmt{text: text}, nil
+// closeStatements closes what buildStatements made.
+func (t *Target) closeStatements() {
+	if t.ycsb != nil {
+		t.ycsb.Close()
+		t.ycsb = nil
 	}
-	ps, err := t.db.PrepareContext(ctx, text)
-	if err != nil {
-		return stmt{}, kindOf(err)
+	for _, s := range t.ws {
+		s.Close()
 	}
-	return stmt{text: text, ps: ps}, nil
+	t.ws = nil
 }
 
 // NewClient returns a client; all clients share the connection pool.
 func (t *Target) NewClient(context.Context) (target.Client, error) {
 	if !t.prepared {
 		return nil, errors.New("mysql target: Prepare must run before clients are opened")
+	}
+	if t.ycsb != nil {
+		return sqlycsb.NewClient(t.ycsb), nil
 	}
 	return newClient(t), nil
 }
@@ -376,12 +366,7 @@ func (t *Target) restart(ctx context.Context) error {
 // Close closes the pools; a managed server is stopped and its data
 // removed (its log stays).
 func (t *Target) Close() error {
-	if t.ycsb != nil {
-		t.ycsb.close()
-	}
-	for _, s := range t.ws {
-		s.close()
-	}
+	t.closeStatements()
 	t.closePools()
 	var err error
 	if t.inst != nil {

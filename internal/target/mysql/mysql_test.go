@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/sqlwork"
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -178,7 +179,7 @@ func TestYCSBOperationsPrepared(t *testing.T) {
 	}
 	defer other.Close()
 	testYCSBOperations(t, other.(*Target))
-	if other.(*Target).ycsb.readAll.ps == nil {
+	if !other.(*Target).ycsb.Stmt(0).Prepared() {
 		t.Error("interpolate_params: false did not prepare the statements on the server")
 	}
 	if ts, err := other.(*Target).ServerTimes(ctxT(t)); ts != nil || err != nil {
@@ -198,7 +199,7 @@ func testYCSBOperations(t *testing.T, tgt *Target) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	cl := c.(*client)
+	row := c.(*sqlycsb.Client).Row()
 
 	op := gen.NewOp()
 	gen.Populate(7, op)
@@ -210,13 +211,13 @@ func testYCSBOperations(t *testing.T, tgt *Target) {
 	if err := c.Do(ctx, op); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(cl.raw[2]); got != want {
+	if got := string(row[2]); got != want {
 		t.Errorf("read field2 = %q, want %q", got, want)
 	}
 	op.Field = 2
-	clear(cl.raw)
-	if err := c.Do(ctx, op); err != nil || string(cl.raw[0]) != want {
-		t.Errorf("read of field 2 alone = %q, %v; want %q", cl.raw[0], err, want)
+	clear(row)
+	if err := c.Do(ctx, op); err != nil || string(row[0]) != want {
+		t.Errorf("read of field 2 alone = %q, %v; want %q", row[0], err, want)
 	}
 
 	// Update of one field, then of all.
@@ -263,7 +264,7 @@ func testYCSBOperations(t *testing.T, tgt *Target) {
 	if err := tgt.db.QueryRowContext(ctx, q, string(key)).Scan(&wantLast); err != nil {
 		t.Fatal(err)
 	}
-	if got := string(cl.raw[3]); got != wantLast {
+	if got := string(row[3]); got != wantLast {
 		t.Errorf("scan's last row field3 = %q, want %q", got, wantLast)
 	}
 
@@ -516,7 +517,7 @@ func TestStatementWorkloadTPCW(t *testing.T) {
 	if err := prep.Prepare(ctx, w, false); err != nil {
 		t.Fatal(err)
 	}
-	if prep.(*Target).ws[1].ps == nil {
+	if !prep.(*Target).ws[1].Prepared() {
 		t.Fatal("interpolate_params: false did not prepare the statements on the server")
 	}
 	lines := count(t, tgt, "order_line")
@@ -625,11 +626,12 @@ func TestKilledServerThenRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	clear(c2.(*client).raw)
+	row2 := c2.(*sqlycsb.Client).Row()
+	clear(row2)
 	if err := c2.Do(ctx, op); err != nil {
 		t.Fatalf("read after Restart: %v", err)
 	}
-	if got := string(c2.(*client).raw[1]); got != string(op.Values[1]) {
+	if got := string(row2[1]); got != string(op.Values[1]) {
 		t.Errorf("after Restart field1 = %q, want %q", got, op.Values[1])
 	}
 	// Timing survives the restart: the counters start again from zero.

@@ -11,6 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -126,44 +127,36 @@ func (t *Target) probes() []probe {
 			for j, g := range st.Params {
 				args[j] = standIn(g)
 			}
-			out = append(out, probe{role: digestRole{op: st.Name, calls: true}, text: t.ws[i].text, args: args})
+			out = append(out, probe{role: digestRole{op: st.Name, calls: true}, text: t.ws[i].Text, args: args})
 		}
 		return out
 	}
-	y := t.ycsb
-	key := "headroom-timing-probe"
-	val := []byte("x")
-	vals := func(lead ...any) []any {
-		a := append([]any{}, lead...)
-		for range y.fields {
-			a = append(a, val)
-		}
-		return a
-	}
-	// add adds the all-fields statement, or every per-field one.
-	add := func(op string, calls, allFields bool, all stmt, one []stmt, args, oneArgs []any) {
-		if allFields {
-			out = append(out, probe{role: digestRole{op, calls}, text: all.text, args: args})
-			return
-		}
-		for _, s := range one {
-			out = append(out, probe{role: digestRole{op, calls}, text: s.text, args: oneArgs})
+	set := t.ycsb.Set
+	// add adds the statements of kind k the operation runs: the
+	// every-field one, or every per-field one.
+	add := func(op string, calls, allFields bool, k sqlycsb.Kind) {
+		for f := -1; f < set.Fields; f++ {
+			if (f < 0) != allFields {
+				continue
+			}
+			i := set.Index(k, f)
+			out = append(out, probe{role: digestRole{op, calls}, text: set.List[i].SQL, args: probeArgs(set.List[i], set.Fields)})
 		}
 	}
 	for _, typ := range w.Ops() {
 		name := w.OpName(typ)
 		switch typ {
 		case workload.Read:
-			add(name, true, w.ReadAllFields, y.readAll, y.readOne, []any{key}, []any{key})
+			add(name, true, w.ReadAllFields, sqlycsb.Read)
 		case workload.Scan:
-			add(name, true, w.ReadAllFields, y.scanAll, y.scanOne, []any{key, 1}, []any{key, 1})
+			add(name, true, w.ReadAllFields, sqlycsb.Scan)
 		case workload.Update:
-			add(name, true, w.WriteAllFields, y.updateAll, y.updateOne, append(vals(), key), []any{val, key})
+			add(name, true, w.WriteAllFields, sqlycsb.Update)
 		case workload.Insert:
-			out = append(out, probe{role: digestRole{name, true}, text: y.insert.text, args: vals(key)})
+			add(name, true, true, sqlycsb.Insert)
 		case workload.ReadModifyWrite:
-			add(name, true, w.WriteAllFields, y.rmwReadAll, y.rmwReadOne, []any{key}, []any{key})
-			add(name, false, w.WriteAllFields, y.rmwUpdateAll, y.rmwUpdateOne, append(vals(), key), []any{val, key})
+			add(name, true, w.WriteAllFields, sqlycsb.LockedRead)
+			add(name, false, w.WriteAllFields, sqlycsb.LockedUpdate)
 			// Only read-modify-write commits explicitly while a run
 			// lasts; its COMMIT (the redo log flush) is server time too.
 			out = append(out, probe{role: digestRole{name, false}, commit: true})
@@ -171,6 +164,25 @@ func (t *Target) probes() []probe {
 	}
 	return out
 }
+
+// probeArgs are stand-in arguments for statement s, of the types the
+// clients send.
+func probeArgs(s sqlycsb.Statement, fields int) []any {
+	op := &workload.Op{Key: []byte("headroom-timing-probe"), Field: s.Field, ScanLength: 1, Values: make([][]byte, fields)}
+	for i := range op.Values {
+		op.Values[i] = []byte("x")
+	}
+	var a standIns
+	sqlycsb.Bind(&a, s.Kind, op)
+	return a
+}
+
+// standIns collects a statement's arguments as sqlycsb.Client binds them.
+type standIns []any
+
+func (a *standIns) Key(k []byte)   { *a = append(*a, string(k)) }
+func (a *standIns) Value(v []byte) { *a = append(*a, v) }
+func (a *standIns) Int(n int64)    { *a = append(*a, n) }
 
 // standIn is an argument of the type a parameter generator draws.
 func standIn(g workload.ParamGen) any {

@@ -2,11 +2,17 @@ package postgres
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbbench"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -62,4 +68,57 @@ func benchTarget(b *testing.B) *Target {
 	cfg := workload.Config{Statements: []workload.Statement{{Name: "select_pk", Weight: 1, SQL: "SELECT abalance FROM accounts WHERE aid = ?", Params: []workload.ParamGen{{Kind: workload.ParamUniform, Min: 1, Max: 1000}}}}}
 	tg.qs.Store(statementQueries(cfg))
 	return tg
+}
+
+// BenchmarkYCSB measures one client per YCSB operation on the shared
+// cluster, in the default prepared mode (docs/performance.md):
+//
+//	go test -run '^$' -bench YCSB -benchtime 5000x ./internal/target/postgres/
+func BenchmarkYCSB(b *testing.B) {
+	ycsbbench.Run(b, openShared(b, func(o *Options) { o.ServerTiming = false }))
+}
+
+// BenchmarkYCSBStdlib is BenchmarkYCSB through database/sql, with pgx's
+// stdlib driver on the same pool: the path sqlite and mysql take
+// (sqlycsb.Client), measured against the target's own pgconn path to
+// choose between them (docs/performance.md):
+//
+//	go test -run '^$' -bench YCSB -benchtime 5000x ./internal/target/postgres/
+func BenchmarkYCSBStdlib(b *testing.B) {
+	tg := openShared(b, func(o *Options) { o.ServerTiming = false })
+	st := &stdlibTarget{Target: tg}
+	defer st.close()
+	ycsbbench.Run(b, st)
+}
+
+// stdlibTarget is a Target whose clients are sqlycsb.Clients over
+// database/sql.
+type stdlibTarget struct {
+	*Target
+	db *sql.DB
+	p  *sqlycsb.Prepared
+}
+
+func (s *stdlibTarget) Prepare(ctx context.Context, w workload.Config, fresh bool) error {
+	if err := s.Target.Prepare(ctx, w, fresh); err != nil {
+		return err
+	}
+	s.close()
+	s.db = stdlib.OpenDBFromPool(s.pool.Load())
+	p, err := sqlycsb.Prepare(ctx, s.db, sqlycsb.Postgres.Statements(s.opts.Table, w.FieldCount), false, nil)
+	s.p = p
+	return err
+}
+
+func (s *stdlibTarget) NewClient(context.Context) (target.Client, error) {
+	return sqlycsb.NewClient(s.p), nil
+}
+
+func (s *stdlibTarget) close() {
+	if s.p != nil {
+		s.p.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -35,6 +36,11 @@ type client struct {
 	sql    []byte   // simple mode: the statement with literals inlined
 	copy   bytes.Buffer
 	reader bytes.Reader
+	// run is the YCSB request in flight, for the sqlycsb.Exec methods.
+	run struct {
+		qs *querySet
+		pc *pgconn.PgConn
+	}
 
 	// Cancellation. The driver would register a callback on the request's
 	// context for every statement; the engine passes the same context to
@@ -152,89 +158,37 @@ func (c *client) do(ctx context.Context, qs *querySet, pc *pgconn.PgConn, op *wo
 		_, _, err := c.exec(ctx, qs, pc, qs.stmtBase+i)
 		return err
 	}
-	if qs.copySQL == "" {
+	if qs.ycsb == nil {
 		return fmt.Errorf("postgres target: YCSB operation %v in a statement workload", op.Type)
 	}
-	switch op.Type {
-	case workload.Read:
-		return c.read(ctx, qs, pc, op)
-	case workload.Update:
-		return c.update(ctx, qs, pc, op)
-	case workload.Insert:
-		c.reset()
-		c.addText(op.Key)
-		for _, v := range op.Values {
-			c.addText(v)
-		}
-		_, _, err := c.exec(ctx, qs, pc, qs.insert)
-		return err
-	case workload.Scan:
-		i := qs.scanAll
-		if op.Field >= 0 {
-			i = qs.scanOne[op.Field]
-		}
-		c.reset()
-		c.addText(op.Key)
-		c.addInt(int64(op.ScanLength))
-		_, _, err := c.exec(ctx, qs, pc, i)
-		return err
-	case workload.ReadModifyWrite:
-		return c.readModifyWrite(ctx, qs, pc, op)
-	}
-	return fmt.Errorf("postgres target: unsupported operation %v", op.Type)
-}
-
-func (c *client) read(ctx context.Context, qs *querySet, pc *pgconn.PgConn, op *workload.Op) error {
-	i := qs.readAll
-	if op.Field >= 0 {
-		i = qs.readOne[op.Field]
-	}
-	c.reset()
-	c.addText(op.Key)
-	rows, _, err := c.exec(ctx, qs, pc, i)
-	if err == nil && rows == 0 {
-		return target.ErrNotFound
-	}
+	c.run.qs, c.run.pc = qs, pc
+	err := sqlycsb.Do(ctx, c, qs.ycsb, op)
+	c.run.qs, c.run.pc = nil, nil
 	return err
 }
 
-func (c *client) update(ctx context.Context, qs *querySet, pc *pgconn.PgConn, op *workload.Op) error {
-	i := qs.updateAll
+// Run implements sqlycsb.Exec on the connection of the request in flight.
+func (c *client) Run(ctx context.Context, i int, op *workload.Op) (int, int64, error) {
 	c.reset()
-	if op.Field >= 0 {
-		i = qs.updateOne[op.Field]
-		c.addText(op.Values[op.Field])
-	} else {
-		for _, v := range op.Values {
-			c.addText(v)
-		}
-	}
-	c.addText(op.Key)
-	_, n, err := c.exec(ctx, qs, pc, i)
-	if err == nil && n == 0 {
-		return target.ErrNotFound
-	}
-	return err
+	sqlycsb.Bind(c, c.run.qs.ycsb.List[i].Kind, op)
+	return c.exec(ctx, c.run.qs, c.run.pc, i)
 }
 
-// readModifyWrite reads the record and writes it back in one transaction,
-// as YCSB's read-modify-write does.
-func (c *client) readModifyWrite(ctx context.Context, qs *querySet, pc *pgconn.PgConn, op *workload.Op) error {
-	if err := pc.Exec(ctx, "BEGIN").Close(); err != nil {
-		return err
-	}
-	err := c.read(ctx, qs, pc, op)
-	if err == nil {
-		err = c.update(ctx, qs, pc, op)
-	}
-	if err != nil {
-		// A failed rollback leaves the connection in a transaction, and the
-		// pool discards it on release.
-		_ = pc.Exec(ctx, "ROLLBACK").Close()
-		return err
-	}
-	return pc.Exec(ctx, "COMMIT").Close()
-}
+// Begin implements sqlycsb.Exec.
+func (c *client) Begin(ctx context.Context) error { return c.run.pc.Exec(ctx, "BEGIN").Close() }
+
+// Commit implements sqlycsb.Exec.
+func (c *client) Commit(ctx context.Context) error { return c.run.pc.Exec(ctx, "COMMIT").Close() }
+
+// Rollback implements sqlycsb.Exec. A failed rollback leaves the
+// connection in a transaction, and the pool discards it on release.
+func (c *client) Rollback(ctx context.Context) error { return c.run.pc.Exec(ctx, "ROLLBACK").Close() }
+
+// Key, Value and Int implement sqlycsb.Binder: every parameter goes as
+// text.
+func (c *client) Key(k []byte)   { c.addText(k) }
+func (c *client) Value(v []byte) { c.addText(v) }
+func (c *client) Int(n int64)    { c.addInt(n) }
 
 func (c *client) reset() {
 	c.params, c.isNum, c.num = c.params[:0], c.isNum[:0], c.num[:0]
@@ -354,7 +308,7 @@ func appendLiteral(b, v []byte) []byte {
 // way into PostgreSQL, and atomic like one transaction.
 func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
 	qs := c.t.qs.Load()
-	if qs.copySQL == "" {
+	if qs.ycsb == nil {
 		return errors.New("postgres target: the YCSB table is not prepared")
 	}
 	c.copy.Reset()

@@ -28,6 +28,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/sqlwork"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -204,12 +205,7 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 				return fmt.Errorf("postgres target: dropping table %s: %w", tbl, err)
 			}
 		}
-		cols := make([]string, w.FieldCount)
-		for i := range cols {
-			cols[i] = fmt.Sprintf("field%d TEXT", i)
-		}
-		ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (ycsb_key VARCHAR(255) PRIMARY KEY, %s)", tbl, strings.Join(cols, ", "))
-		if _, err := pool.Exec(ctx, ddl); err != nil {
+		if _, err := pool.Exec(ctx, sqlycsb.Postgres.CreateTable(tbl, w.FieldCount)); err != nil {
 			return fmt.Errorf("postgres target: creating table %s: %w", tbl, err)
 		}
 		qs = ycsbQueries(tbl, w.FieldCount)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -84,7 +85,7 @@ func TestEveryYCSBOperation(t *testing.T) {
 			}
 			// A scan from the smallest key returns that many rows.
 			op.Type, op.Field, op.Key, op.ScanLength = workload.Scan, -1, []byte(""), 10
-			rows, _, err := c.(*client).execOn(ctx, tg, func(cl *client) { cl.addText(op.Key); cl.addInt(10) }, tg.qs.Load().scanAll)
+			rows, _, err := c.(*client).execOn(ctx, tg, func(cl *client) { cl.addText(op.Key); cl.addInt(10) }, tg.qs.Load().ycsb.Index(sqlycsb.Scan, -1))
 			if err != nil || rows != 10 {
 				t.Fatalf("scan of 10 returned %d rows, %v", rows, err)
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -23,17 +24,15 @@ type query struct {
 	numeric []bool
 }
 
-// querySet is every statement of one workload, indexed by position; the
-// YCSB indexes say which is which.
+// querySet is every statement of one workload, indexed by position: for
+// a YCSB workload, the positions of the statements in ycsb.List.
 type querySet struct {
 	q      []query
 	simple bool // query_mode simple: literals inlined, simple protocol
 
-	readAll, updateAll, insert, scanAll int
-	readOne, updateOne, scanOne         []int // per field
-	fields                              int
-	stmtBase                            int // index of statement workload statement 0
-	copySQL                             string
+	ycsb     *sqlycsb.Set // nil for a statement workload
+	stmtBase int          // index of statement workload statement 0
+	copySQL  string
 }
 
 // add appends a statement written with ? placeholders and returns its index.
@@ -45,45 +44,24 @@ func (qs *querySet) add(op, sql string) int {
 		last = pos + 1
 	})
 	q.parts = append(q.parts, sql[last:])
-	var b strings.Builder
-	for i, p := range q.parts {
-		if i > 0 {
-			b.WriteString("$" + strconv.Itoa(i))
-		}
-		b.WriteString(p)
-	}
-	q.sql = b.String()
+	q.sql = sqlycsb.Postgres.Render(q.parts)
 	qs.q = append(qs.q, q)
 	return len(qs.q) - 1
 }
 
-// ycsbQueries are the YCSB statements of YCSB's JDBC binding: the whole
-// record or one field, by primary key; scans in key order.
+// ycsbQueries are the YCSB statements (see sqlycsb), each timed as the
+// operation of its kind; scans' second parameter is a number.
 func ycsbQueries(tbl string, fields int) *querySet {
-	qs := &querySet{fields: fields}
-	names := make([]string, fields)
-	sets := make([]string, fields)
-	marks := make([]string, fields+1)
-	for i := range names {
-		names[i] = fmt.Sprintf("field%d", i)
-		sets[i] = names[i] + " = ?"
-		marks[i] = "?"
+	set := sqlycsb.Postgres.Statements(tbl, fields)
+	qs := &querySet{ycsb: set}
+	for i, st := range set.List {
+		q := query{name: "hr_" + strconv.Itoa(i), sql: st.SQL, parts: st.Parts, op: st.Kind.String()}
+		if st.Kind == sqlycsb.Scan {
+			q.numeric = []bool{false, true}
+		}
+		qs.q = append(qs.q, q)
 	}
-	marks[fields] = "?"
-	all := strings.Join(names, ", ")
-	qs.readAll = qs.add("read", fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = ?", all, tbl))
-	qs.updateAll = qs.add("update", fmt.Sprintf("UPDATE %s SET %s WHERE ycsb_key = ?", tbl, strings.Join(sets, ", ")))
-	qs.insert = qs.add("insert", fmt.Sprintf("INSERT INTO %s (ycsb_key, %s) VALUES (%s)", tbl, all, strings.Join(marks, ", ")))
-	qs.scanAll = qs.add("scan", fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key >= ? ORDER BY ycsb_key LIMIT ?", all, tbl))
-	qs.q[qs.scanAll].numeric = []bool{false, true}
-	for _, n := range names {
-		qs.readOne = append(qs.readOne, qs.add("read", fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = ?", n, tbl)))
-		qs.updateOne = append(qs.updateOne, qs.add("update", fmt.Sprintf("UPDATE %s SET %s = ? WHERE ycsb_key = ?", tbl, n)))
-		i := qs.add("scan", fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key >= ? ORDER BY ycsb_key LIMIT ?", n, tbl))
-		qs.q[i].numeric = []bool{false, true}
-		qs.scanOne = append(qs.scanOne, i)
-	}
-	qs.copySQL = fmt.Sprintf("COPY %s (ycsb_key, %s) FROM STDIN", tbl, all)
+	qs.copySQL = "COPY " + tbl + " (" + set.Columns() + ") FROM STDIN"
 	return qs
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/sqlwork"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -35,11 +36,11 @@ func init() {
 
 // Target is an open SQLite database.
 type Target struct {
-	opts  Options
-	path  string
-	db    *sql.DB
-	stmts *statements // YCSB workloads
-	work  *workStmts  // statement workloads
+	opts Options
+	path string
+	db   *sql.DB
+	ycsb *sqlycsb.Prepared // YCSB workloads
+	work *workStmts        // statement workloads
 }
 
 // Open opens (creating when missing) the database file named by opts, with
@@ -95,27 +96,22 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 			return fmt.Errorf("sqlite target: dropping table %s: %w", tbl, err)
 		}
 	}
-	cols := make([]string, w.FieldCount)
-	for i := range cols {
-		cols[i] = fmt.Sprintf("field%d BLOB", i)
-	}
-	ddl := fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (ycsb_key TEXT PRIMARY KEY, %s)", tbl, strings.Join(cols, ", "))
-	if _, err := t.db.ExecContext(ctx, ddl); err != nil {
+	if _, err := t.db.ExecContext(ctx, sqlycsb.SQLite.CreateTable(tbl, w.FieldCount)); err != nil {
 		return fmt.Errorf("sqlite target: creating table %s: %w", tbl, err)
 	}
-	st, err := prepareStatements(ctx, t.db, tbl, w.FieldCount)
+	p, err := sqlycsb.Prepare(ctx, t.db, sqlycsb.SQLite.Statements(tbl, w.FieldCount), false, kindOf)
 	if err != nil {
 		return err
 	}
-	t.stmts = st
+	t.ycsb = p
 	return nil
 }
 
 // closeStatements closes what the last Prepare prepared.
 func (t *Target) closeStatements() {
-	if t.stmts != nil {
-		t.stmts.close()
-		t.stmts = nil
+	if t.ycsb != nil {
+		t.ycsb.Close()
+		t.ycsb = nil
 	}
 	if t.work != nil {
 		t.work.close()
@@ -137,8 +133,8 @@ func (t *Target) NewClient(context.Context) (target.Client, error) {
 	switch {
 	case t.work != nil:
 		return newWorkClient(t.work), nil
-	case t.stmts != nil:
-		return newClient(t.db, t.stmts), nil
+	case t.ycsb != nil:
+		return sqlycsb.NewClient(t.ycsb), nil
 	}
 	return nil, errors.New("sqlite target: Prepare must run before clients are opened")
 }

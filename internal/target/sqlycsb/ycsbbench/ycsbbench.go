@@ -1,0 +1,91 @@
+// Package ycsbbench measures one client of a YCSB target, one operation
+// type at a time, for the benchmarks of the SQL targets (sqlite, postgres,
+// mysql; docs/performance.md). It reports, besides time and allocations
+// per request, the process's CPU time per request (cpu-µs/op): what the
+// client costs a machine whose cores it shares with the server.
+package ycsbbench
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// Config is the benchmarks' workload: YCSB's default record of 10 fields
+// of 100 bytes, 1000 records, uniform keys, reads of the whole record,
+// updates of one field, scans of up to 10 records.
+func Config() workload.Config {
+	cfg, _ := workload.Preset("a")
+	cfg.RecordCount = 1000
+	cfg.RequestDistribution = workload.DistUniform
+	cfg.ReadAllFields, cfg.WriteAllFields = true, false
+	cfg.MaxScanLength = 10
+	return cfg
+}
+
+// Run prepares tg afresh for Config, loads the records through the
+// client's LoadBatch, and runs one sub-benchmark per operation type with
+// one client issuing requests back to back.
+func Run(b *testing.B, tg target.Target) {
+	ctx := context.Background()
+	cfg := Config()
+	if err := tg.Prepare(ctx, cfg, true); err != nil {
+		b.Fatal(err)
+	}
+	g, err := workload.New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := tg.NewClient(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	ops := make([]*workload.Op, cfg.RecordCount)
+	for i := range ops {
+		ops[i] = g.NewOp()
+		g.Populate(int64(i), ops[i])
+	}
+	for i := 0; i < len(ops); i += 100 {
+		if err := c.(target.Loader).LoadBatch(ctx, ops[i:min(i+100, len(ops))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	next := uint64(cfg.RecordCount) // inserts go on from earlier rounds
+	for t := workload.OpType(0); t < workload.NumOpTypes; t++ {
+		b.Run(t.String(), func(b *testing.B) {
+			w := cfg
+			w.Mix = [workload.NumOpTypes]float64{}
+			w.Mix[t] = 1
+			g, err := workload.New(w, 2)
+			if err != nil {
+				b.Fatal(err)
+			}
+			g.ContinueInserts(next)
+			op := g.NewOp()
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			b.ResetTimer()
+			for range b.N {
+				g.Next(op)
+				if err := c.Do(ctx, op); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64((processCPU()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			next = g.NextInsert()
+		})
+	}
+}
+
+// processCPU is the user and system time of the process so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

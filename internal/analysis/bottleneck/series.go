@@ -67,13 +67,91 @@ const (
 // "host/resource".
 func ResourceID(host, resource string) string { return host + "/" + resource }
 
+// CapacityStep is the capacities in force from From until the next
+// step's From.
+type CapacityStep struct {
+	From time.Time
+	Caps Capacities
+}
+
+// CapacitySchedule is capacities that change over time (a volume whose
+// provisioned IOPS are raised mid-run), steps in time order. Before the
+// first step's From no capacity is known. A schedule of one step with a
+// zero From holds fixed capacities.
+type CapacitySchedule []CapacityStep
+
+// Fixed is the schedule of capacities that never change.
+func Fixed(caps Capacities) CapacitySchedule { return CapacitySchedule{{Caps: caps}} }
+
+// IsLink reports whether id names a link with a capacity in some step.
+func (s CapacitySchedule) IsLink(id string) bool {
+	for _, st := range s {
+		if _, ok := st.Caps.Link[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// capacityKind is one of Capacities' maps: how its limit turns a
+// resource's metrics into a utilisation.
+type capacityKind struct {
+	what, unit, suffix string
+	metrics            []string
+	useMax             bool    // max over the metrics (per direction) instead of their sum
+	perUnit            float64 // limit = capacity x perUnit, in the metrics' own unit
+	of                 func(Capacities) map[string]float64
+}
+
+var capacityKinds = []capacityKind{
+	{"link", "bytes per second per direction", "", []string{monitor.NetRxBytes, monitor.NetTxBytes}, true, 1,
+		func(c Capacities) map[string]float64 { return c.Link }},
+	{"IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, false, 1,
+		func(c Capacities) map[string]float64 { return c.IOPS }},
+	{"bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, false, 1,
+		func(c Capacities) map[string]float64 { return c.Bandwidth }},
+	{"IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, true, 1,
+		func(c Capacities) map[string]float64 { return c.IOPSPerDirection }},
+	{"bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, true, 1,
+		func(c Capacities) map[string]float64 { return c.BandwidthPerDirection }},
+	{"cores", "cores", SuffixCores, []string{monitor.ProcCPUPct}, false, 100,
+		func(c Capacities) map[string]float64 { return c.Cores }},
+}
+
 // derived is one capacity-based series: the sum (or max) of some metrics of
-// one sampled resource divided by a limit.
+// one sampled resource divided by a limit that may change over time.
 type derived struct {
 	id, key string
-	metrics []string
-	useMax  bool
-	limit   float64
+	kind    capacityKind
+}
+
+// meanLimit is the time-weighted mean of d's limit over [start,
+// start+period): the operations (or bytes) a resource could serve in an
+// interval are the integral of its limit, so an interval in which the
+// limit doubled halfway has 1.5 times the first limit. ok is false when
+// part of the interval had no limit (before the schedule, or unlimited).
+func (d derived) meanLimit(sched CapacitySchedule, start time.Time, period time.Duration) (float64, bool) {
+	end := start.Add(period)
+	i := sort.Search(len(sched), func(i int) bool { return sched[i].From.After(start) }) - 1
+	if i < 0 {
+		return 0, false
+	}
+	var area float64 // limit x nanoseconds
+	for ; i < len(sched) && sched[i].From.Before(end); i++ {
+		from, to := start, end
+		if sched[i].From.After(from) {
+			from = sched[i].From
+		}
+		if i+1 < len(sched) && sched[i+1].From.Before(to) {
+			to = sched[i+1].From
+		}
+		v := d.kind.of(sched[i].Caps)[d.key]
+		if !(v > 0) {
+			return 0, false
+		}
+		area += v * d.kind.perUnit * float64(to.Sub(from))
+	}
+	return area / float64(period), true
 }
 
 // FromSamples builds the utilisation series of every resource the samples
@@ -85,6 +163,15 @@ type derived struct {
 // values and hosts outside cfg.Hosts are skipped; a sample with a
 // non-positive period is an error.
 func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Series, []string, error) {
+	return FromSamplesOver(samples, Fixed(caps), cfg)
+}
+
+// FromSamplesOver is FromSamples with capacities that change over time:
+// each sample's utilisation is its rate over the time-weighted mean of the
+// limits in force during its interval (meanLimit). A sample taken where
+// its resource had no capacity (unlimited at that time) is left out, with
+// a note.
+func FromSamplesOver(samples []monitor.Sample, sched CapacitySchedule, cfg Config) ([]Series, []string, error) {
 	type key struct{ host, resource, metric string }
 	type obs struct {
 		period time.Duration
@@ -119,42 +206,27 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 	}
 
 	var ders []derived
-	// limit = capacity * perUnit, in the metrics' own unit.
-	add := func(m map[string]float64, what, unit, suffix string, metrics []string, useMax bool, perUnit float64) error {
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			v := m[k]
-			if !strings.Contains(k, "/") {
-				return fmt.Errorf("bottleneck: %s capacity key %q is not host/resource; write it like db1/%s", what, k, exampleResource(what))
+	for _, kind := range capacityKinds {
+		keys := map[string]bool{}
+		for _, st := range sched {
+			for k, v := range kind.of(st.Caps) {
+				if !strings.Contains(k, "/") {
+					return nil, nil, fmt.Errorf("bottleneck: %s capacity key %q is not host/resource; write it like db1/%s", kind.what, k, exampleResource(kind.what))
+				}
+				if !(v > 0) || math.IsInf(v, 1) {
+					return nil, nil, fmt.Errorf("bottleneck: %s capacity of %s is %v; give a positive number of %s", kind.what, k, v, kind.unit)
+				}
+				keys[k] = true
 			}
-			if !(v > 0) || math.IsInf(v, 1) {
-				return fmt.Errorf("bottleneck: %s capacity of %s is %v; give a positive number of %s", what, k, v, unit)
-			}
-			ders = append(ders, derived{id: k + suffix, key: k, metrics: metrics, useMax: useMax, limit: v * perUnit})
 		}
-		return nil
-	}
-	if err := add(caps.Link, "link", "bytes per second per direction", "", []string{monitor.NetRxBytes, monitor.NetTxBytes}, true, 1); err != nil {
-		return nil, nil, err
-	}
-	if err := add(caps.IOPS, "IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, false, 1); err != nil {
-		return nil, nil, err
-	}
-	if err := add(caps.Bandwidth, "bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, false, 1); err != nil {
-		return nil, nil, err
-	}
-	if err := add(caps.IOPSPerDirection, "IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, true, 1); err != nil {
-		return nil, nil, err
-	}
-	if err := add(caps.BandwidthPerDirection, "bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, true, 1); err != nil {
-		return nil, nil, err
-	}
-	if err := add(caps.Cores, "cores", "cores", SuffixCores, []string{monitor.ProcCPUPct}, false, 100); err != nil {
-		return nil, nil, err
+		sorted := make([]string, 0, len(keys))
+		for k := range keys {
+			sorted = append(sorted, k)
+		}
+		sort.Strings(sorted)
+		for _, k := range sorted {
+			ders = append(ders, derived{id: k + kind.suffix, key: k, kind: kind})
+		}
 	}
 
 	var out []Series
@@ -175,13 +247,13 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 	for _, d := range ders {
 		host, res, _ := strings.Cut(d.key, "/")
 		acc := map[int64]obs{}
-		for _, metric := range d.metrics {
+		for _, metric := range d.kind.metrics {
 			for ns, o := range byKey[key{host, res, metric}] {
 				a, ok := acc[ns]
 				switch {
 				case !ok:
 					a = o
-				case d.useMax:
+				case d.kind.useMax:
 					a.value = math.Max(a.value, o.value)
 					a.period = max(a.period, o.period)
 				default:
@@ -195,17 +267,28 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 			if !cfg.hostIncluded(host) {
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("%s: a capacity is given but no %s samples were found, so it is left out", d.id, strings.Join(d.metrics, " or ")))
+			notes = append(notes, fmt.Sprintf("%s: a capacity is given but no %s samples were found, so it is left out", d.id, strings.Join(d.kind.metrics, " or ")))
 			continue
 		}
 		s := Series{Resource: d.id}
+		unlimited := 0
 		for ns, o := range acc {
-			s.Points = append(s.Points, Point{Start: starts[ns], Period: o.period, Util: 100 * o.value / d.limit})
+			limit, ok := d.meanLimit(sched, starts[ns], o.period)
+			if !ok {
+				unlimited++
+				continue
+			}
+			s.Points = append(s.Points, Point{Start: starts[ns], Period: o.period, Util: 100 * o.value / limit})
 		}
-		out = append(out, s)
+		if unlimited > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d of its %d samples fell where it had no capacity (unlimited), so they are left out", d.id, unlimited, len(acc)))
+		}
+		if len(s.Points) > 0 {
+			out = append(out, s)
+		}
 	}
 	for _, id := range nets {
-		if _, ok := caps.Link[id]; !ok {
+		if !sched.IsLink(id) {
 			notes = append(notes, fmt.Sprintf("%s: no link capacity is given, so its utilisation is unknown and it is left out; add its bytes per second to the link capacities", id))
 		}
 	}

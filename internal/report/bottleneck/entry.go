@@ -1,6 +1,17 @@
+// Package bottleneck renders the bottleneck analysis of a campaign
+// (docs/bottleneck.md) as report sections and as terminal text: per run
+// the multi-bottleneck classification with its plain-language finding, per
+// treatment the utilisation densities and the intervention analysis, and
+// the maximum-throughput and bottleneck maps over tier sizes. The analysis
+// itself, and the reading of its inputs from the results model, are
+// internal/analysis/bottleneck's (FromResults); this package only lays the
+// results out.
 package bottleneck
 
 import (
+	"strconv"
+
+	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -12,10 +23,12 @@ func ReportSections(r *results.Results) ([]page.Section, error) {
 	if len(r.Runs()) == 0 {
 		return nil, nil // imported data: no runs to analyse
 	}
-	a, err := Analyze(r.Store())
+	a, err := ab.FromResults(r)
 	if err != nil {
 		// The rest of the report stands without this section.
 		return []page.Section{{ID: "bottlenecks", Title: "Bottlenecks", Summary: "No bottleneck analysis: " + err.Error()}}, nil
 	}
 	return Sections(a), nil
 }
+
+func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -21,7 +21,7 @@ const (
 
 // Sections lays the analysis out as report sections: one per treatment,
 // then the maps.
-func Sections(a *Analysis) []page.Section {
+func Sections(a *ab.Analysis) []page.Section {
 	var out []page.Section
 	for _, t := range a.Treatments {
 		out = append(out, treatmentSection(t, len(a.Treatments) > 1 || t.Name != ""))
@@ -40,15 +40,15 @@ func slug(name string) string {
 	return "-" + strings.NewReplacer(".", "_").Replace(name)
 }
 
-func treatmentSection(t *Treatment, named bool) page.Section {
+func treatmentSection(t *ab.Treatment, named bool) page.Section {
 	id := slug(t.Name)
 	sec := page.Section{ID: "bottlenecks" + id, Title: "Bottlenecks"}
 	if named {
 		sec.Title += " · " + t.Name
 	}
-	cfg := t.config()
+	cfg := t.Config()
 	// The summary: the verdict at the highest level, then the sweep's.
-	var top *Run
+	var top *ab.Run
 	for _, r := range t.Runs {
 		if r.Err == "" && (top == nil || r.Run.Level > top.Run.Level) {
 			top = r
@@ -56,7 +56,7 @@ func treatmentSection(t *Treatment, named bool) page.Section {
 	}
 	var sum []string
 	if top != nil {
-		sum = append(sum, fmt.Sprintf("At the highest load (%s, repetition %d): %s.", t.levelText(top.Run.Level), top.Run.Repetition, top.Result.Finding))
+		sum = append(sum, fmt.Sprintf("At the highest load (%s, repetition %d): %s.", levelText(t, top.Run.Level), top.Run.Repetition, top.Result.Finding))
 	}
 	if t.Intervention != nil {
 		sum = append(sum, capitalize(t.Intervention.Finding)+".")
@@ -78,7 +78,7 @@ func treatmentSection(t *Treatment, named bool) page.Section {
 		sec.Blocks = append(sec.Blocks, note("info", fmt.Sprintf("Saturation states are drawn for the %d highest levels with a bottleneck; %d lower level(s) are left out (their runs are in the tables).", len(charts), left)))
 	}
 	for i, d := range t.Density {
-		sec.Blocks = append(sec.Blocks, page.Block{Chart: densityChart(d, fmt.Sprintf("bn-density%s-%d", id, i+1), cfg, t.levelUnit())})
+		sec.Blocks = append(sec.Blocks, page.Block{Chart: densityChart(d, fmt.Sprintf("bn-density%s-%d", id, i+1), cfg, levelUnit(t))})
 	}
 	if t.Intervention != nil {
 		sec.Blocks = append(sec.Blocks, page.Block{Table: stepsTable(t, id)}, page.Block{Table: rankedTable(t, id)})
@@ -98,24 +98,9 @@ func treatmentSection(t *Treatment, named bool) page.Section {
 	return sec
 }
 
-// config is the classification's parameters with their defaults, as the
-// runs were classified.
-func (t *Treatment) config() ab.Config {
-	for _, r := range t.Runs {
-		if r.Err == "" {
-			return r.Result.Config
-		}
-	}
-	cfg := t.Settings.Classify
-	if cfg.Alpha == 0 {
-		cfg.Alpha = ab.DefaultAlpha
-	}
-	return cfg
-}
-
 // distinctNotes are the classification's notes (resources left out),
 // each once.
-func distinctNotes(t *Treatment) []string {
+func distinctNotes(t *ab.Treatment) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range t.Runs {
@@ -130,9 +115,9 @@ func distinctNotes(t *Treatment) []string {
 	return out
 }
 
-func runsTable(t *Treatment, id, src string) *page.Table {
+func runsTable(t *ab.Treatment, id, src string) *page.Table {
 	tb := &page.Table{ID: "bn-runs" + id, Title: "Bottleneck of each run", Source: src + "; f_B = share of intervals with a member of the bottleneck saturated",
-		Columns: []page.Column{{Title: "level", Unit: t.levelUnit()}, {Title: "repetition"}, {Title: "throughput", Unit: "ok/s"}, {Title: "class"},
+		Columns: []page.Column{{Title: "level", Unit: levelUnit(t)}, {Title: "repetition"}, {Title: "throughput", Unit: "ok/s"}, {Title: "class"},
 			{Title: "primary bottleneck"}, {Title: "f_B"}, {Title: "finding"}}}
 	for _, r := range t.Runs {
 		row := []page.Cell{page.Number(chart.Value(r.Run.Level), r.Run.Level), page.Number(strconv.Itoa(r.Run.Repetition), float64(r.Run.Repetition)),
@@ -164,7 +149,7 @@ func runsTable(t *Treatment, id, src string) *page.Table {
 
 // freqTable is f_R per run of every resource that was a bottleneck
 // resource somewhere in the sweep.
-func freqTable(t *Treatment, id, src string) *page.Table {
+func freqTable(t *ab.Treatment, id, src string) *page.Table {
 	res := t.Resources
 	if len(res) == 0 {
 		return nil
@@ -176,7 +161,7 @@ func freqTable(t *Treatment, id, src string) *page.Table {
 	}
 	tb := &page.Table{ID: "bn-freq" + id, Title: title,
 		Source:  src + "; f_R = saturated intervals / observed intervals; marked: fully (f_R ≥ full) or partially saturated",
-		Columns: []page.Column{{Title: "level", Unit: t.levelUnit()}, {Title: "repetition"}}}
+		Columns: []page.Column{{Title: "level", Unit: levelUnit(t)}, {Title: "repetition"}}}
 	for _, r := range res {
 		tb.Columns = append(tb.Columns, page.Column{Title: r})
 	}
@@ -210,8 +195,8 @@ func freqTable(t *Treatment, id, src string) *page.Table {
 // combination of saturated bottleneck resources occurred in each
 // repetition (003 Figures 30, 32, 35b). It returns the charts and how many
 // levels were left out.
-func stateCharts(t *Treatment, id, src string) ([]*chart.Chart, int) {
-	byLevel := map[float64][]*Run{}
+func stateCharts(t *ab.Treatment, id, src string) ([]*chart.Chart, int) {
+	byLevel := map[float64][]*ab.Run{}
 	var levels []float64
 	for _, r := range t.Runs {
 		if r.Err == "" && len(r.Result.States) > 0 && !contains(levels, r.Run.Level) {
@@ -273,7 +258,7 @@ func stateCharts(t *Treatment, id, src string) ([]*chart.Chart, int) {
 			b.Series = append(b.Series, s)
 		}
 		out = append(out, &chart.Chart{ID: fmt.Sprintf("bn-states%s-%d", id, i+1),
-			Title:  "Saturation states at " + t.levelText(l),
+			Title:  "Saturation states at " + levelText(t, l),
 			Source: src + "; share of the intervals in which every bottleneck resource of the run was observed", Bars: b})
 	}
 	return out, left
@@ -281,7 +266,7 @@ func stateCharts(t *Treatment, id, src string) ([]*chart.Chart, int) {
 
 // runStates are a run's saturation states; a run without a bottleneck
 // resource was in the state "none" throughout.
-func runStates(r *Run) []ab.State {
+func runStates(r *ab.Run) []ab.State {
 	if len(r.Result.States) == 0 {
 		return []ab.State{{Freq: 1}}
 	}
@@ -298,7 +283,7 @@ func contains(xs []float64, x float64) bool {
 }
 
 // levelUnit is the unit of the treatment's load levels.
-func (t *Treatment) levelUnit() string {
+func levelUnit(t *ab.Treatment) string {
 	if len(t.Runs) > 0 && t.Runs[0].Run.Model == "closed" {
 		return "clients"
 	}
@@ -306,7 +291,7 @@ func (t *Treatment) levelUnit() string {
 }
 
 // levelText prints a load level with its unit ("300 req/s").
-func (t *Treatment) levelText(l float64) string { return chart.Value(l) + " " + t.levelUnit() }
+func levelText(t *ab.Treatment, l float64) string { return chart.Value(l) + " " + levelUnit(t) }
 
 func stateName(s ab.State) string {
 	if len(s.Saturated) == 0 {
@@ -339,12 +324,12 @@ func densityChart(d ab.DensityMap, id string, cfg ab.Config, unit string) *chart
 		Heat: h}
 }
 
-func stepsTable(t *Treatment, id string) *page.Table {
+func stepsTable(t *ab.Treatment, id string) *page.Table {
 	iv := t.Intervention
 	tb := &page.Table{ID: "bn-steps" + id, Title: "Search for the intervention point w*",
 		Source: fmt.Sprintf("SLO satisfaction S of every run at levels up to w (percentage of offered requests that succeeded within %s); lower bound = mean − %s · sample sd; w* is the first level where it falls below %s%%",
 			sloText(t), num(iv.Config.Z), num(iv.Config.Floor)),
-		Columns: []page.Column{{Title: "w", Unit: t.levelUnit()}, {Title: "runs up to w"}, {Title: "mean S", Unit: "%"}, {Title: "sd", Unit: "%"}, {Title: "lower bound", Unit: "%"}}}
+		Columns: []page.Column{{Title: "w", Unit: levelUnit(t)}, {Title: "runs up to w"}, {Title: "mean S", Unit: "%"}, {Title: "sd", Unit: "%"}, {Title: "lower bound", Unit: "%"}}}
 	for _, s := range iv.Steps {
 		lb := page.Number(fmt.Sprintf("%.1f", s.Lower), s.Lower)
 		if s.BelowThreshold {
@@ -356,7 +341,7 @@ func stepsTable(t *Treatment, id string) *page.Table {
 	return tb
 }
 
-func sloText(t *Treatment) string {
+func sloText(t *ab.Treatment) string {
 	s := t.Settings.SLO
 	if s == nil {
 		return "the threshold"
@@ -364,7 +349,7 @@ func sloText(t *Treatment) string {
 	return s.Threshold.String()
 }
 
-func rankedTable(t *Treatment, id string) *page.Table {
+func rankedTable(t *ab.Treatment, id string) *page.Table {
 	iv := t.Intervention
 	rules := "rule A for utilisations and rule B for other metrics"
 	if !iv.Config.StrictRules {
@@ -397,14 +382,14 @@ func rText(r float64) string {
 
 // mapSection draws the maximum-throughput map as a heat map and the
 // bottleneck map as a grid (003 Figures 4-12).
-func mapSection(m *Map) page.Section {
+func mapSection(m *ab.Map) page.Section {
 	sec := page.Section{ID: "bottleneck-maps", Title: "Maximum-throughput and bottleneck maps"}
 	if m.Err != "" {
 		sec.Summary = "No maps: " + m.Err + "."
 		return sec
 	}
 	cm := m.Map
-	xl, yl := axisLabel(m.Axes.X), axisLabel(m.Axes.Y)
+	xl, yl := ab.AxisLabel(m.Axes.X), ab.AxisLabel(m.Axes.Y)
 	src := fmt.Sprintf("one treatment per cell (%s = %s, %s = %s); throughput = the highest mean over repetitions of a level's achieved throughput; bottleneck = the primary bottleneck of that level's runs (the most frequent over repetitions)",
 		xl, m.Axes.X.Path, yl, m.Axes.Y.Path)
 	h := &chart.HeatMap{X: chart.Axis{Label: xl}, Y: chart.Axis{Label: yl}, Scale: chart.Axis{Label: "maximum throughput", Unit: "ok/s"}}
@@ -443,7 +428,7 @@ func mapSection(m *Map) page.Section {
 }
 
 // mapSummary says where throughput peaks and what limits it there.
-func mapSummary(m *Map) string {
+func mapSummary(m *ab.Map) string {
 	cm := m.Map
 	best := ab.MapCell{MaxThroughput: math.NaN()}
 	for yi := range cm.Y {
@@ -459,7 +444,7 @@ func mapSummary(m *Map) string {
 	}
 	x, y, _ := strings.Cut(best.Config, "/")
 	return fmt.Sprintf("Throughput ranges from %.0f to %.0f ok/s over %d configurations; the highest is %s (%s %s, %s %s), limited by %s. Bottlenecks on the map: %s.",
-		cm.MinThroughput, cm.MaxThroughput, countCells(cm), m.Treatment[best.Config], axisLabel(m.Axes.X), x, axisLabel(m.Axes.Y), y,
+		cm.MinThroughput, cm.MaxThroughput, countCells(cm), m.Treatment[best.Config], ab.AxisLabel(m.Axes.X), x, ab.AxisLabel(m.Axes.Y), y,
 		best.Bottleneck, strings.Join(cm.Bottlenecks, ", "))
 }
 

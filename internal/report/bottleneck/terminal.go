@@ -7,12 +7,13 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 )
 
 // Terminal prints the analysis as text: per treatment each run's finding
 // and the intervention analysis, then the maps.
-func Terminal(w io.Writer, a *Analysis) {
+func Terminal(w io.Writer, a *ab.Analysis) {
 	for _, n := range a.Notes {
 		fmt.Fprintf(w, "%s: %s\n", a.Campaign, n)
 	}
@@ -24,7 +25,7 @@ func Terminal(w io.Writer, a *Analysis) {
 		if t.Name != "" {
 			title += " · treatment " + t.Name
 		}
-		cfg := t.config()
+		cfg := t.Config()
 		fmt.Fprintf(w, "%s (%v intervals, saturated above %s%%", title, cfg.Lambda, num(cfg.Alpha))
 		if len(cfg.Hosts) > 0 {
 			fmt.Fprintf(w, ", hosts %s", strings.Join(cfg.Hosts, ", "))
@@ -64,7 +65,7 @@ func Terminal(w io.Writer, a *Analysis) {
 			return
 		}
 		cm := m.Map
-		xl, yl := axisLabel(m.Axes.X), axisLabel(m.Axes.Y)
+		xl, yl := ab.AxisLabel(m.Axes.X), ab.AxisLabel(m.Axes.Y)
 		fmt.Fprintf(w, "Maximum throughput (ok/s) and primary bottleneck by %s (rows) and %s (columns)\n", yl, xl)
 		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 		fmt.Fprintf(tw, "  %s \\ %s", yl, xl)

@@ -9,19 +9,26 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
-// TestFromStore writes a small sweep into a real results store: levels 10,
-// 20, 30, two repetitions, 10 s measured windows. db1's CPU runs at 4 x
-// level percent with the top level pinned at 100; at level 30 half the
+// TestReaders writes a small sweep into a real results store of the
+// first schema (its facts read from the spec text and the events): levels
+// 10, 20, 30, two repetitions, 10 s measured windows. db1's CPU runs at 4
+// x level percent with the top level pinned at 100; its link of 0.8 Mbit/s
+// (1e5 bytes/s) carries 1000 x level bytes/s; at level 30 half the
 // requests take 500 ms (SLO threshold 100 ms).
-func TestFromStore(t *testing.T) {
+func TestReaders(t *testing.T) {
 	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "b", SpecYAML: "name: b", CreatedAt: t0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	if err := st.AddEvent(store.Event{Time: t0.Add(-time.Second), Kind: results.EventLab,
+		Detail: `{"name":"b","hosts":[{"name":"db1","type":"small","network_mbit":0.8,"volumes":null}]}`}); err != nil {
+		t.Fatal(err)
+	}
 	start := t0
 	slot := 0
 	for li, level := range []float64{10, 20, 30} {
@@ -60,21 +67,20 @@ func TestFromStore(t *testing.T) {
 			start = end.Add(time.Second)
 		}
 	}
-	// A second treatment: analyses must pick one.
+	// A second treatment: analyses read one at a time.
 	id, _ := st.StartRun(store.Run{Slot: 99, Treatment: "B", Model: "closed", Level: 10, Repetition: 1, Start: start})
 	if err := st.FinishRun(id, store.StatusCompleted, "", start.Add(time.Second), store.RunSummary{MeasureStart: start, MeasureEnd: start.Add(time.Second)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := CompletedRuns(st, ""); err == nil || err.Error() != `bottleneck: the campaign has treatments "A", "B"; choose one to analyse` {
-		t.Fatalf("treatments: %v", err)
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
 	}
-
-	runs, err := CompletedRuns(st, "A")
-	if err != nil || len(runs) != 6 || runs[0].Level != 10 || runs[5].Level != 30 || runs[5].Repetition != 2 {
-		t.Fatalf("runs %+v, %v", runs, err)
+	runs := r.CompletedRuns("A")
+	if len(runs) != 6 || runs[0].Level != 10 || runs[5].Level != 30 || runs[5].Repetition != 2 {
+		t.Fatalf("runs %+v", runs)
 	}
-	caps := Capacities{Link: map[string]float64{"db1/net:eth0": 100_000}}
-	res, err := ClassifyRun(st, runs[5], caps, Config{})
+	res, err := ClassifyRun(r, runs[5], Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +91,7 @@ func TestFromStore(t *testing.T) {
 		t.Fatalf("link utilisation %+v", st)
 	}
 
-	trials, err := TrialsFromStore(st, "A", levels.SLO{Percentile: 95, Threshold: 100 * time.Millisecond}, caps, Config{})
+	trials, err := Trials(r, "A", levels.SLO{Percentile: 95, Threshold: 100 * time.Millisecond}, Config{})
 	if err != nil || len(trials) != 6 {
 		t.Fatalf("trials %+v, %v", trials, err)
 	}
@@ -108,14 +114,14 @@ func TestFromStore(t *testing.T) {
 		t.Fatalf("w* = %v, %v", in.WStar, err)
 	}
 
-	m, err := DensityFromStore(st, "A", "db1/cpu", caps, Config{}, DensityConfig{})
+	m, err := TreatmentDensity(r, "A", "db1/cpu", Config{}, DensityConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(m.Levels) != 3 || m.N[0] != 20 || m.N[2] != 20 {
 		t.Fatalf("density levels %v n %v", m.Levels, m.N)
 	}
-	if _, err := DensityFromStore(st, "A", "db9/cpu", caps, Config{}, DensityConfig{}); err == nil || !strings.Contains(err.Error(), "no run has utilisation samples of db9/cpu") {
+	if _, err := TreatmentDensity(r, "A", "db9/cpu", Config{}, DensityConfig{}); err == nil || !strings.Contains(err.Error(), "no run has utilisation samples of db9/cpu") {
 		t.Fatalf("unknown resource: %v", err)
 	}
 }

@@ -1,60 +1,50 @@
-// Package bottleneck turns a campaign's results into its bottleneck report
-// (docs/bottleneck.md): per run the multi-bottleneck classification with
-// its plain-language finding, per treatment the utilisation densities and
-// the intervention analysis, and for campaigns whose treatments vary tier
-// sizes the maximum-throughput and bottleneck maps (seed-digest §6). The
-// analyses are internal/analysis/bottleneck's; this package reads their
-// inputs from the store and the campaign's spec, and lays out the results
-// as report sections and as terminal text.
 package bottleneck
 
 import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 	"strings"
 
-	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
-	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
-// Settings are the analyses' parameters, from a spec's analysis.bottleneck
-// and slo sections.
+// Settings are the analyses' parameters, from a treatment's
+// analysis.bottleneck and slo facts.
 type Settings struct {
-	Classify     ab.Config
-	Intervention ab.InterventionConfig
+	Classify     Config
+	Intervention InterventionConfig
 	// SLO judges each run's requests for the intervention analysis; nil
-	// when the spec has none (then there is no intervention analysis).
+	// when the treatment has none (then there is no intervention analysis).
 	SLO *levels.SLO
-	Map *spec.BottleneckMap
+	Map *results.BottleneckMap
 }
 
-// SettingsOf reads the settings of one treatment's spec (or the campaign's).
-func SettingsOf(s *spec.Spec) Settings {
-	b := s.Analysis.Bottleneck
+// SettingsOf reads the settings of one treatment (zero fields take the
+// analyses' defaults).
+func SettingsOf(t results.Treatment) Settings {
+	b := t.Analysis.Bottleneck
 	set := Settings{
-		Classify: ab.Config{Lambda: b.Lambda.Duration, Alpha: b.Alpha, Full: b.Full, Partial: b.Partial, Epsilon: b.Epsilon,
+		Classify: Config{Lambda: b.Lambda.D(), Alpha: b.Alpha, Full: b.Full, Partial: b.Partial, Epsilon: b.Epsilon,
 			PerCore: b.PerCore, Hosts: b.Hosts},
-		Intervention: ab.InterventionConfig{Floor: b.SLOFloor, UtilFilter: b.UtilFilter, StrictRules: b.StrictRulesOn()},
+		Intervention: InterventionConfig{Floor: b.SLOFloor, UtilFilter: b.UtilFilter, StrictRules: b.StrictRulesOn()},
 		Map:          b.Map,
 	}
 	if set.Classify.Lambda == 0 {
-		set.Classify.Lambda = ab.DefaultLambda
+		set.Classify.Lambda = DefaultLambda
 	}
-	if s.SLO != nil {
-		set.SLO = &levels.SLO{Percentile: s.SLO.Percentile, Threshold: s.SLO.Threshold.Duration, Op: s.SLO.Operation}
+	if t.SLO != nil {
+		set.SLO = &levels.SLO{Percentile: t.SLO.Percentile, Threshold: t.SLO.Threshold, Op: t.SLO.Op}
 	}
 	return set
 }
 
-// Analysis is everything the bottleneck report shows.
+// Analysis is everything the bottleneck analysis found in a campaign.
 type Analysis struct {
 	Campaign   string
 	Treatments []*Treatment
-	Map        *Map     // nil when the spec asks for none
+	Map        *Map     // nil when the treatments ask for none
 	Notes      []string // what could not be analysed, and why
 }
 
@@ -70,10 +60,10 @@ type Treatment struct {
 	// Density is the utilisation density per level of each of Resources
 	// (at most maxDensity of them; or the busiest resources when none was a
 	// bottleneck).
-	Density []ab.DensityMap
+	Density []DensityMap
 	// Intervention is the analysis of the sweep; nil when it could not be
 	// made (InterventionNote says why).
-	Intervention     *ab.Intervention
+	Intervention     *Intervention
 	InterventionNote string
 	// MaxThroughput is the highest mean throughput of a level (ok/s) and
 	// MaxLevel that level; MaxLabel names the primary bottleneck there.
@@ -85,15 +75,15 @@ type Treatment struct {
 
 // Run is one run's classification.
 type Run struct {
-	Run    store.Run
-	Result ab.Result
+	Run    results.Run
+	Result Result
 	Err    string // why it could not be classified ("" when it was)
 }
 
 // Map is the maximum-throughput and bottleneck maps over the treatments.
 type Map struct {
-	Axes spec.BottleneckMap
-	Map  ab.ConfigMap
+	Axes results.BottleneckMap
+	Map  ConfigMap
 	// Treatment names the treatment of each cell's configuration.
 	Treatment map[string]string
 	Err       string // why there is no map ("" when there is one)
@@ -102,43 +92,26 @@ type Map struct {
 // maxDensity bounds the density heat maps per treatment.
 const maxDensity = 6
 
-// Analyze reads the campaign's spec from the store and analyses every
-// treatment. Targets must be registered for the stored spec to parse.
-func Analyze(st *store.Store) (*Analysis, error) {
-	c, err := st.Campaign()
-	if err != nil {
-		return nil, err
+// FromResults analyses every treatment of a campaign with its own
+// settings: each completed run's classification, the treatment's
+// densities, intervention analysis and maximum throughput, and the maps
+// when the treatments name their axes.
+func FromResults(r *results.Results) (*Analysis, error) {
+	c := r.Campaign()
+	a := &Analysis{Campaign: c.Name}
+	if len(r.Runs()) == 0 && c.SpecYAML == "" {
+		a.Notes = append(a.Notes, "the store holds imported resource data only, with no runs to analyse")
+		return a, nil
 	}
-	if c.SpecYAML == "" {
-		return &Analysis{Campaign: c.Name, Notes: []string{"the store holds imported resource data only, with no runs to analyse"}}, nil
+	if legacy, note := r.Legacy(); legacy && note != "" {
+		a.Notes = append(a.Notes, "some settings could not be read and take their defaults: "+note)
 	}
-	s, err := spec.Parse(c.SpecFile, []byte(c.SpecYAML))
-	if err != nil {
-		return nil, fmt.Errorf("the spec stored with the campaign does not validate with this version (%v), so the bottleneck analysis cannot read its settings", err)
-	}
-	return AnalyzeSpec(st, s)
-}
-
-// AnalyzeSpec analyses the store's runs with the settings of s.
-func AnalyzeSpec(st *store.Store, s *spec.Spec) (*Analysis, error) {
-	a := &Analysis{Campaign: s.Name}
-	type named struct {
-		name string
-		s    *spec.Spec
-	}
-	var ts []named
-	if len(s.Treatments) == 0 {
-		ts = append(ts, named{"", s})
-	}
-	for _, t := range s.Treatments {
-		ts = append(ts, named{t.Name, t.Spec})
-	}
-	evs, err := st.Events(0)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range ts {
-		ta, err := analyzeTreatment(st, evs, t.name, SettingsOf(t.s))
+	var axes *results.BottleneckMap
+	for _, t := range r.Treatments() {
+		if axes == nil {
+			axes = t.Analysis.Bottleneck.Map
+		}
+		ta, err := analyzeTreatment(r, t.Name, SettingsOf(t))
 		if err != nil {
 			return nil, err
 		}
@@ -146,22 +119,26 @@ func AnalyzeSpec(st *store.Store, s *spec.Spec) (*Analysis, error) {
 			a.Treatments = append(a.Treatments, ta)
 		}
 	}
-	if m := s.Analysis.Bottleneck.Map; m != nil {
-		a.Map = buildMap(*m, s, a.Treatments)
+	if axes != nil {
+		a.Map = buildMap(*axes, r.Treatments(), a.Treatments)
 	}
 	return a, nil
 }
 
 // analyzeTreatment classifies every completed run of a treatment and makes
 // its densities and intervention analysis; nil when it has no completed run.
-func analyzeTreatment(st *store.Store, evs []store.Event, name string, set Settings) (*Treatment, error) {
-	runs, err := ab.CompletedRuns(st, name)
-	if err != nil {
-		return nil, err
-	}
+func analyzeTreatment(r *results.Results, name string, set Settings) (*Treatment, error) {
+	runs := r.CompletedRuns(name)
 	if len(runs) == 0 {
 		return nil, nil
 	}
+	sort.SliceStable(runs, func(i, j int) bool {
+		if runs[i].Level != runs[j].Level {
+			return runs[i].Level < runs[j].Level
+		}
+		return runs[i].Repetition < runs[j].Repetition
+	})
+	top := runs[len(runs)-1].Level
 	t := &Treatment{Name: name, Settings: set, MaxThroughput: math.NaN(), MaxLevel: math.NaN()}
 	cfg := set.Classify
 	// Each level's lambda-interval utilisations, pooled over its runs, per
@@ -169,17 +146,12 @@ func analyzeTreatment(st *store.Store, evs []store.Event, name string, set Setti
 	values := map[string]map[float64][]float64{}
 	freq := map[string]float64{} // highest f_R of each bottleneck resource
 	means := map[string]float64{}
-	for _, r := range runs {
-		ra := &Run{Run: r}
+	for _, run := range runs {
+		ra := &Run{Run: run}
 		t.Runs = append(t.Runs, ra)
-		caps, err := ab.CapacitiesAt(evs, r.Start)
-		if err != nil {
-			ra.Err = err.Error()
-			continue
-		}
-		series, w, notes, err := ab.RunSeries(st, r, caps, cfg)
+		series, w, notes, err := RunSeries(r, run, cfg)
 		if err == nil {
-			ra.Result, err = ab.Classify(series, w, cfg)
+			ra.Result, err = Classify(series, w, cfg)
 		}
 		if err != nil {
 			ra.Err = err.Error()
@@ -187,14 +159,14 @@ func analyzeTreatment(st *store.Store, evs []store.Event, name string, set Setti
 		}
 		ra.Result.Notes = append(notes, ra.Result.Notes...)
 		for _, rs := range ra.Result.Resources {
-			if rs.Saturation != ab.SaturationNone {
+			if rs.Saturation != SaturationNone {
 				freq[rs.Resource] = math.Max(freq[rs.Resource], rs.F)
 			}
-			if r.Level >= runs[len(runs)-1].Level {
+			if run.Level >= top {
 				means[rs.Resource] = math.Max(means[rs.Resource], rs.Mean)
 			}
 		}
-		rs, err := ab.Resample(series, w, cfg.Lambda)
+		rs, err := Resample(series, w, cfg.Lambda)
 		if err != nil {
 			continue
 		}
@@ -203,7 +175,7 @@ func analyzeTreatment(st *store.Store, evs []store.Event, name string, set Setti
 				values[s.Resource] = map[float64][]float64{}
 			}
 			for _, p := range s.Points {
-				values[s.Resource][r.Level] = append(values[s.Resource][r.Level], p.Util)
+				values[s.Resource][run.Level] = append(values[s.Resource][run.Level], p.Util)
 			}
 		}
 	}
@@ -237,49 +209,45 @@ func analyzeTreatment(st *store.Store, evs []store.Event, name string, set Setti
 		dens = dens[:maxDensity]
 	}
 	for _, id := range dens {
-		var lv []ab.LevelValues
+		var lv []LevelValues
 		for l, vs := range values[id] {
-			lv = append(lv, ab.LevelValues{Level: l, Values: vs})
+			lv = append(lv, LevelValues{Level: l, Values: vs})
 		}
 		if len(lv) == 0 {
 			continue
 		}
-		dm, err := ab.Density(id, lv, ab.DensityConfig{Step: 2})
+		dm, err := Density(id, lv, DensityConfig{Step: 2})
 		if err != nil {
 			return nil, err
 		}
 		t.Density = append(t.Density, dm)
 	}
-	t.intervention(st, name)
+	t.intervention(r)
 	t.maxThroughput()
 	return t, nil
 }
 
 // intervention runs the intervention analysis of the treatment's sweep.
-func (t *Treatment) intervention(st *store.Store, name string) {
+func (t *Treatment) intervention(r *results.Results) {
 	set := t.Settings
 	if set.SLO == nil {
 		t.InterventionNote = "the intervention analysis needs an SLO (slo: in the spec) to judge each run's requests"
 		return
 	}
 	lv := map[float64]bool{}
-	for _, r := range t.Runs {
-		lv[r.Run.Level] = true
+	for _, run := range t.Runs {
+		lv[run.Run.Level] = true
 	}
 	if len(lv) < 2 {
 		t.InterventionNote = "the intervention analysis needs a sweep over at least two load levels"
 		return
 	}
-	caps, err := ab.TreatmentCapacities(st, name)
+	trials, err := Trials(r, t.Name, *set.SLO, set.Classify)
 	if err == nil {
-		var trials []ab.Trial
-		trials, err = ab.TrialsFromStore(st, name, *set.SLO, caps, set.Classify)
-		if err == nil {
-			var iv ab.Intervention
-			if iv, err = ab.AnalyzeIntervention(trials, set.Intervention); err == nil {
-				t.Intervention = &iv
-				return
-			}
+		var iv Intervention
+		if iv, err = AnalyzeIntervention(trials, set.Intervention); err == nil {
+			t.Intervention = &iv
+			return
 		}
 	}
 	t.InterventionNote = "the intervention analysis could not be made: " + err.Error()
@@ -314,10 +282,25 @@ func (t *Treatment) maxThroughput() {
 	}
 }
 
+// Config is the classification's parameters with their defaults, as the
+// treatment's runs were classified.
+func (t *Treatment) Config() Config {
+	for _, r := range t.Runs {
+		if r.Err == "" {
+			return r.Result.Config
+		}
+	}
+	cfg := t.Settings.Classify
+	if cfg.Alpha == 0 {
+		cfg.Alpha = DefaultAlpha
+	}
+	return cfg
+}
+
 // PrimaryLabel names a run's primary bottleneck by tier and kind
 // (Bottleneck.Label, e.g. "APP_CPU" or "DB_CPU+DB_IO (oscillatory)"),
 // "none" when the run had no bottleneck resource.
-func PrimaryLabel(r ab.Result) string {
+func PrimaryLabel(r Result) string {
 	var ls []string
 	seen := map[string]bool{}
 	for _, b := range r.Primary() {
@@ -335,27 +318,33 @@ func PrimaryLabel(r ab.Result) string {
 	return strings.Join(ls, " | ")
 }
 
-// buildMap lays the treatments out on the map's two axes.
-func buildMap(axes spec.BottleneckMap, s *spec.Spec, ts []*Treatment) *Map {
+// buildMap lays the treatments out on the map's two axes; each
+// treatment's position is the value its facts hold for each axis's path
+// (Treatment.Numbers).
+func buildMap(axes results.BottleneckMap, ts []results.Treatment, analysed []*Treatment) *Map {
 	m := &Map{Axes: axes, Treatment: map[string]string{}}
-	if len(s.Treatments) < 2 {
+	if len(ts) < 2 {
 		m.Err = "the maps need a campaign with at least two treatments that vary the tier sizes"
 		return m
 	}
 	byName := map[string]*Treatment{}
-	for _, t := range ts {
+	for _, t := range analysed {
 		byName[t.Name] = t
 	}
-	var points []ab.ConfigPoint
-	for _, tr := range s.Treatments {
-		x, errX := tr.Spec.Number(axes.X.Path)
-		y, errY := tr.Spec.Number(axes.Y.Path)
-		if errX != nil || errY != nil {
-			m.Err = fmt.Sprintf("treatment %s has no tier size on an axis: %v", tr.Name, firstErr(errX, errY))
+	var points []ConfigPoint
+	for _, tr := range ts {
+		x, okX := tr.Numbers[axes.X.Path]
+		y, okY := tr.Numbers[axes.Y.Path]
+		if !okX || !okY {
+			missing := axes.X.Path
+			if okX {
+				missing = axes.Y.Path
+			}
+			m.Err = fmt.Sprintf("treatment %s has no tier size on an axis: no number at %s", tr.Name, missing)
 			return m
 		}
 		cfg := num(x) + "/" + num(y)
-		p := ab.ConfigPoint{Config: cfg, MaxThroughput: math.NaN()}
+		p := ConfigPoint{Config: cfg, MaxThroughput: math.NaN()}
 		if t := byName[tr.Name]; t != nil {
 			p.MaxThroughput, p.Bottleneck = t.MaxThroughput, t.MaxLabel
 		}
@@ -367,7 +356,7 @@ func buildMap(axes spec.BottleneckMap, s *spec.Spec, ts []*Treatment) *Map {
 		m.Treatment[cfg] = tr.Name
 		points = append(points, p)
 	}
-	cm, err := ab.Maps(points, 0, 1, []string{axisLabel(axes.X), axisLabel(axes.Y)})
+	cm, err := Maps(points, 0, 1, []string{AxisLabel(axes.X), AxisLabel(axes.Y)})
 	if err != nil {
 		m.Err = err.Error()
 		return m
@@ -376,20 +365,10 @@ func buildMap(axes spec.BottleneckMap, s *spec.Spec, ts []*Treatment) *Map {
 	return m
 }
 
-func axisLabel(a spec.MapAxis) string {
+// AxisLabel is how a map axis reads: its label, else its path.
+func AxisLabel(a results.MapAxis) string {
 	if a.Label != "" {
 		return a.Label
 	}
 	return a.Path
 }
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
-}
-
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -60,6 +60,11 @@ func parseFactors(file string, n *yaml.Node) ([]Factor, Errors) {
 		ok := true
 		for k := 0; k+1 < len(item.Content); k += 2 {
 			key, kl, val := item.Content[k].Value, item.Content[k].Line, resolve(item.Content[k+1])
+			if val == nil {
+				fail(kl, p+"."+key, "the alias cannot be resolved; write the value out")
+				ok = false
+				continue
+			}
 			switch key {
 			case "path":
 				f.Path = val.Value

@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 		base + "slo: {percentile: 99, threshold: 5ms}\n",
 		"name: c\ntarget: {type: noop}\nworkload: {operations: {scan: 1}}\nload: {model: closed, clients: {from: 1, to: 9, step: 2}}\nrepetitions: 3\norder: randomized\n",
 		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: &a [*a]}\n",
+		base + "repetitions: 2\nblocks: repetition\ntreatment_order: randomized\nfactors:\n  - {path: workload.ycsb, values: [a, c]}\n  - {path: load.rates, name: r, labels: [lo, hi], values: [[1], [2, 3]]}\n",
 		"- 1\n",
 		"a: [\n",
 		"---\n---\n",
@@ -56,6 +57,27 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("bad run %d: %+v", i, r)
 			}
 			seen[r.Slot] = true
+		}
+		// The blocks run every run of every treatment once.
+		planned := map[int]bool{}
+		for _, b := range s.Blocks() {
+			for _, r := range b.Runs {
+				key := b.Treatment*SlotsPerTreatment + r.Slot
+				if planned[key] {
+					t.Fatalf("slot %d is in two blocks", key)
+				}
+				planned[key] = true
+			}
+		}
+		want := len(runs)
+		if len(s.Treatments) > 0 {
+			want = 0
+			for _, tr := range s.Treatments {
+				want += len(tr.Spec.Plan())
+			}
+		}
+		if len(planned) != want {
+			t.Fatalf("blocks plan %d runs, the treatments %d", len(planned), want)
 		}
 	})
 }

@@ -20,7 +20,7 @@ func writeReportFiles(w io.Writer, dbPath string, builders ...report.Builder) er
 		return err
 	}
 	defer r.Close()
-	rep, err := page.Build(r.Store())
+	rep, err := page.Build(r)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ var Sections = []Builder{
 // Build makes the whole report of a results model: page.Build's sections,
 // then every analysis's.
 func Build(r *results.Results) (*page.Report, error) {
-	rep, err := page.Build(r.Store())
+	rep, err := page.Build(r)
 	if err != nil {
 		return nil, err
 	}

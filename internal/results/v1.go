@@ -100,6 +100,9 @@ func legacyTreatment(tree map[string]any, name string, index int, set []Setting)
 
 	tg := mapAt(tree, "target")
 	t.Target.Type = str(tg["type"], "")
+	if v, ok := tg["type"]; ok && v == nil {
+		t.Target.Type = "null" // YAML reads the bare word as no value; the spec reads it as the null target
+	}
 	t.Target.InProcess = v1InProcess[t.Target.Type]
 	if mg := mapAt(tg, "managed"); tg["managed"] != nil {
 		t.Target.Managed = true

@@ -4,117 +4,81 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/report/chart"
-	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
-	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/version"
 )
 
-// Build reads a results store and makes the report of what it answers
-// today: the campaign and its environment, the runs, the load response by
-// level, the per-interval time series of every completed run, and the
-// events. It reads only the store, so an old or imported file gives the
-// same report every time. Targets must be registered (the CLI imports
-// them) for the stored spec to parse; without it the report says so and
-// leaves the SLO out.
-func Build(st *store.Store) (*Report, error) {
-	c, err := st.Campaign()
-	if err != nil {
-		return nil, err
+// Build makes the report of what a results model answers today: the
+// campaign and its environment, the runs, the load response by level and
+// the per-interval time series of every treatment's completed runs, and
+// the events. Every setting it shows (load model, levels, SLO, target)
+// is a treatment's fact from the model, never the stored spec parsed
+// again, so an old or imported file gives the same report every time.
+func Build(r *results.Results) (*Report, error) {
+	c, runs := r.Campaign(), r.Runs()
+	ts := r.Treatments()
+	camp := settingOf(ts[0], runs)
+	rep := &Report{Format: FormatVersion, Title: "Headroom report: " + c.Name, Generator: version.Version, Facts: factsOf(c, runs)}
+	legacy, note := r.Legacy()
+	if !legacy {
+		note = ""
 	}
-	runs, err := st.Runs()
-	if err != nil {
-		return nil, err
-	}
-	set := settingOf(c, runs)
-	r := &Report{Format: FormatVersion, Title: "Headroom report: " + c.Name, Generator: version.Version, Facts: factsOf(c, runs)}
-	r.Add(campaignSection(r.Facts, c, set))
-	probes, err := st.Probes()
+	rep.Add(campaignSection(rep.Facts, c, ts, note))
+	probes, err := r.Probes()
 	if err != nil {
 		return nil, err
 	}
 	if len(runs) > 0 || len(probes) == 0 {
 		// A probe's results directory has windows, not runs: its own
 		// section (added by the CLI) reports them.
-		r.Add(runsSection(runs, set))
-		in, _, err := levels.FromStore(st, set.model, set.slo)
-		if err != nil {
-			return nil, err
-		}
-		for _, t := range treatmentsOf(set, runs) {
-			ts := set
-			if t.spec != nil {
-				ts = settingOfSpec(t.spec, set)
-			}
-			tin := in.Treatment(t.name)
-			sum := levels.Summarize(tin)
-			lr := loadResponseSection(sum, tin, runs, ts)
-			iv, err := intervalsSection(st, tin, sum, ts)
+		rep.Add(runsSection(runs, camp))
+		for _, t := range ts {
+			set := settingOf(t, runs)
+			in, _, err := levels.FromResults(r, t.Name)
 			if err != nil {
 				return nil, err
 			}
-			if t.name != "" {
-				lr = forTreatment(lr, t.name)
-				iv = forTreatment(iv, t.name)
+			// levels.FromResults takes the model the treatment was defined
+			// with; settingOf falls back to the runs' when that is unknown.
+			in.Model = set.model
+			sum := levels.Summarize(in)
+			lr := loadResponseSection(sum, in, runsOf(runs, t.Name), set)
+			iv, err := intervalsSection(r, in, sum, set)
+			if err != nil {
+				return nil, err
 			}
-			r.Add(lr, iv)
+			if t.Name != "" {
+				lr = forTreatment(lr, t.Name)
+				iv = forTreatment(iv, t.Name)
+			}
+			rep.Add(lr, iv)
 		}
 	}
-	evs, err := st.Events(-1)
+	evs, err := r.Events(-1)
 	if err != nil {
 		return nil, err
 	}
-	r.Add(eventsSection(evs, runs, set))
-	return r, nil
+	rep.Add(eventsSection(evs, runs, camp))
+	return rep, nil
 }
 
-// treatment is one treatment of the campaign as the report shows it.
-type treatment struct {
-	name string     // "" for a campaign without treatments
-	spec *spec.Spec // nil when the stored spec is missing or invalid
-}
-
-// treatmentsOf lists the campaign's treatments in spec order (those only
-// the runs know of after them), or the one unnamed treatment.
-func treatmentsOf(set setting, runs []store.Run) []treatment {
-	var out []treatment
-	seen := map[string]bool{}
-	if set.spec != nil {
-		for _, t := range set.spec.Treatments {
-			out = append(out, treatment{name: t.Name, spec: t.Spec})
-			seen[t.Name] = true
-		}
-	}
+// runsOf returns the runs of one treatment, in ID order.
+func runsOf(runs []results.Run, treatment string) []results.Run {
+	var out []results.Run
 	for _, r := range runs {
-		if !seen[r.Treatment] {
-			seen[r.Treatment] = true
-			out = append(out, treatment{name: r.Treatment})
+		if r.Treatment == treatment {
+			out = append(out, r)
 		}
-	}
-	if len(out) == 0 {
-		out = append(out, treatment{})
 	}
 	return out
-}
-
-// settingOfSpec is base with the model and SLO of one treatment's spec.
-func settingOfSpec(sp *spec.Spec, base setting) setting {
-	s := base
-	s.model, s.target, s.interval = sp.Load.Model, sp.Target.Type, sp.Interval.Duration
-	s.slo = nil
-	if sp.SLO != nil {
-		s.slo = &levels.SLO{Percentile: sp.SLO.Percentile, Threshold: sp.SLO.Threshold.Duration, Op: sp.SLO.Operation}
-	}
-	if f, ok := registry.Lookup(sp.Target.Type); ok {
-		s.inProcess = f.InProcess
-	}
-	return s
 }
 
 // forTreatment titles a section after its treatment and makes its IDs
@@ -159,36 +123,30 @@ func idSafe(s string) string {
 	}, s)
 }
 
-// setting is what the report needs from the campaign's spec, with the
-// runs' own records standing in when the spec is missing or does not parse.
+// setting is what the report needs of one treatment's facts.
 type setting struct {
 	model     string // "open" | "closed"
 	slo       *levels.SLO
-	target    string
 	inProcess bool
 	interval  time.Duration // 0 when unknown
-	spec      *spec.Spec    // nil when missing or invalid
-	specErr   error
 }
 
-func settingOf(c store.Campaign, runs []store.Run) setting {
-	var s setting
-	if c.SpecYAML != "" {
-		s.spec, s.specErr = spec.Parse(c.SpecFile, []byte(c.SpecYAML))
-	}
-	if sp := s.spec; sp != nil {
-		s.model, s.target, s.interval = sp.Load.Model, sp.Target.Type, sp.Interval.Duration
-		if f, ok := registry.Lookup(sp.Target.Type); ok {
-			s.inProcess = f.InProcess
-		}
-		if sp.SLO != nil {
-			s.slo = &levels.SLO{Percentile: sp.SLO.Percentile, Threshold: sp.SLO.Threshold.Duration, Op: sp.SLO.Operation}
-		}
-	} else if len(runs) > 0 {
-		s.model = runs[0].Model
-	}
-	if s.model == "" {
+// settingOf is the setting of treatment t. Its load model is the one it
+// was defined with, or, when that is unknown (a store whose spec could not
+// be read), the model its runs record.
+func settingOf(t results.Treatment, runs []results.Run) setting {
+	s := setting{model: t.Load.Model, inProcess: t.Target.InProcess, interval: t.Load.Interval}
+	if s.model != "open" && s.model != "closed" {
 		s.model = "open"
+		for _, r := range runs {
+			if r.Treatment == t.Name && r.Model != "" {
+				s.model = r.Model
+				break
+			}
+		}
+	}
+	if t.SLO != nil {
+		s.slo = &levels.SLO{Percentile: t.SLO.Percentile, Threshold: t.SLO.Threshold, Op: t.SLO.Op}
 	}
 	return s
 }
@@ -244,33 +202,10 @@ func measuredSource(sum levels.Summary, runs []store.Run, set setting) string {
 	return s
 }
 
-func campaignSection(f Facts, c store.Campaign, set setting) Section {
-	sec := Section{ID: "campaign", Title: "Campaign and environment"}
-	if sp := set.spec; sp != nil {
-		loop := "closed-loop load with"
-		if sp.Load.Model == "open" {
-			loop = "open-loop (" + sp.Load.Arrival + " arrivals) load at"
-		}
-		var lv []float64
-		if sp.Load.Rates != nil {
-			lv = sp.Load.Rates.Values
-		} else if sp.Load.Clients != nil {
-			lv = sp.Load.Clients.Values
-		}
-		levelsText := plural(len(lv), "level")
-		if len(lv) > 1 {
-			levelsText += " from " + set.loadText(lv[0]) + " to " + set.loadText(lv[len(lv)-1])
-		} else if len(lv) == 1 {
-			levelsText = set.loadText(lv[0])
-		}
-		sec.Summary = fmt.Sprintf("Campaign %s drove %s %s against the %s target, %s each, measuring %s per run in %s intervals; %d of %d runs completed.",
-			c.Name, loop, levelsText, sp.Target.Type, plural(sp.Repetitions, "repetition"),
-			seconds(sp.Phases.Measure.Seconds()), seconds(sp.Interval.Seconds()), f.Completed, f.Runs)
-	} else {
-		sec.Summary = fmt.Sprintf("Campaign %s: %d of %d runs completed.", c.Name, f.Completed, f.Runs)
-	}
-	if set.specErr != nil {
-		sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: "The stored spec does not validate with this version of Headroom, so the report uses the runs' own records and has no SLO: " + set.specErr.Error()}})
+func campaignSection(f Facts, c results.CampaignRow, ts []results.Treatment, legacyNote string) Section {
+	sec := Section{ID: "campaign", Title: "Campaign and environment", Summary: campaignSummary(f, c, ts)}
+	if legacyNote != "" && c.SpecYAML != "" {
+		sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: "Not every setting could be read from the stored spec, so the report uses the runs' own records where it has to: " + legacyNote}})
 	}
 	if c.SpecYAML == "" {
 		sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "info", Text: "This results file holds no spec: it was made by headroom import and has resource data only."}})
@@ -298,6 +233,49 @@ func campaignSection(f Facts, c store.Campaign, set setting) Section {
 		sec.Blocks = append(sec.Blocks, Block{Code: &Code{Title: "Spec as run (" + f.SpecFile + ")", Text: c.SpecYAML}})
 	}
 	return sec
+}
+
+// campaignSummary says what the campaign drove, from its treatments'
+// facts: the load, levels, target, repetitions and phases when every
+// treatment shares them, else that they differ.
+func campaignSummary(f Facts, c results.CampaignRow, ts []results.Treatment) string {
+	t := ts[0]
+	if t.Target.Type == "" || len(t.Load.Levels) == 0 {
+		return fmt.Sprintf("Campaign %s: %d of %d runs completed.", c.Name, f.Completed, f.Runs)
+	}
+	for _, o := range ts[1:] {
+		if !sameRun(t, o) {
+			names := make([]string, len(ts))
+			for i, x := range ts {
+				names[i] = x.Name
+			}
+			return fmt.Sprintf("Campaign %s ran %s (%s) whose load, levels, phases or target differ; each treatment's load response says what it ran; %d of %d runs completed.",
+				c.Name, plural(len(ts), "treatment"), strings.Join(names, ", "), f.Completed, f.Runs)
+		}
+	}
+	set := setting{model: t.Load.Model}
+	loop := "closed-loop load with"
+	if t.Load.Open() {
+		loop = "open-loop (" + t.Load.Arrival + " arrivals) load at"
+	}
+	lv := t.Load.Levels
+	levelsText := plural(len(lv), "level")
+	if len(lv) > 1 {
+		levelsText += " from " + set.loadText(lv[0]) + " to " + set.loadText(lv[len(lv)-1])
+	} else if len(lv) == 1 {
+		levelsText = set.loadText(lv[0])
+	}
+	return fmt.Sprintf("Campaign %s drove %s %s against the %s target, %s each, measuring %s per run in %s intervals; %d of %d runs completed.",
+		c.Name, loop, levelsText, t.Target.Type, plural(t.Load.Repetitions, "repetition"),
+		seconds(t.Load.Measure.Seconds()), seconds(t.Load.Interval.Seconds()), f.Completed, f.Runs)
+}
+
+// sameRun reports whether two treatments share what the campaign summary
+// says of them.
+func sameRun(a, b results.Treatment) bool {
+	return a.Load.Model == b.Load.Model && a.Load.Arrival == b.Load.Arrival && slices.Equal(a.Load.Levels, b.Load.Levels) &&
+		a.Load.Repetitions == b.Load.Repetitions && a.Load.Measure == b.Load.Measure && a.Load.Interval == b.Load.Interval &&
+		a.Target.Type == b.Target.Type
 }
 
 // hostRows lists the host facts in key order; numbers keep their value.

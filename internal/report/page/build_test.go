@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -57,11 +58,21 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 func buildSynth(t *testing.T) (*Report, string) {
 	t.Helper()
 	st, dir := synthStore(t)
-	r, err := Build(st)
+	return build(t, st), dir
+}
+
+// build makes the report of an open store through the results model.
+func build(t *testing.T, st *store.Store) *Report {
+	t.Helper()
+	res, err := results.New(st)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r, dir
+	r, err := Build(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func TestBuildSections(t *testing.T) {
@@ -382,10 +393,7 @@ func TestBuildImportOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	r, err := Build(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := build(t, st)
 	if err := Write(dir, r); err != nil {
 		t.Fatal(err)
 	}
@@ -408,34 +416,22 @@ func TestBuildImportOnly(t *testing.T) {
 	}
 }
 
-// A spec this version cannot parse leaves the SLO out, says why, and
-// takes the load model from the runs.
-func TestBuildInvalidSpec(t *testing.T) {
+// A stored spec that does not even read as YAML leaves the SLO out, says
+// why, and takes the load model from the runs.
+func TestBuildUnreadableSpec(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "old", SpecYAML: "name: old\nload: {model: sideways}\n", ToolVersion: "0.0.1"})
+	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "old", SpecYAML: "name: old\nload: {model: [closed\n", ToolVersion: "0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	start := synthT0
-	id, err := st.StartRun(store.Run{Model: "closed", Level: 4, Repetition: 1, Start: start})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := store.NewHistogram()
-	h.RecordValues(2000, 50)
-	if err := st.AddIntervals([]store.Interval{{RunID: id, Phase: "measure", Op: "read", Start: start, Duration: time.Second, Count: 50, Hist: h}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.FinishRun(id, store.StatusCompleted, "", start.Add(time.Second), store.RunSummary{Completed: 50, MeasureStart: start, MeasureEnd: start.Add(time.Second), MeasureSecs: 1, Throughput: 50}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Build(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := section(t, r, "campaign").Blocks[0].Note; n == nil || n.Level != "warning" || !strings.Contains(n.Text, "does not validate with this version") {
+	addClosedRun(t, st)
+	r := build(t, st)
+	if n := section(t, r, "campaign").Blocks[0].Note; n == nil || n.Level != "warning" || !strings.Contains(n.Text, "does not read as YAML") {
 		t.Errorf("campaign note %+v", n)
+	}
+	if got := section(t, r, "campaign").Summary; got != "Campaign old: 1 of 1 runs completed." {
+		t.Errorf("campaign summary %q", got)
 	}
 	lr := section(t, r, "load-response")
 	if strings.Contains(lr.Summary, "SLO") || !strings.Contains(lr.Summary, "Achieved throughput peaks at 50.0 ok/s at 4 clients.") {
@@ -450,6 +446,53 @@ func TestBuildInvalidSpec(t *testing.T) {
 		t.Errorf("interval source %q", src)
 	}
 	if err := Write(dir, r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A stored spec that today's parser rejects (a field renamed since, a
+// value it no longer knows) is still reported from what it says: the load
+// model and the SLO, without a warning. An unknown model gives way to the
+// runs' own.
+func TestBuildSpecTodaysParserRejects(t *testing.T) {
+	dir := t.TempDir()
+	text := "name: old\ntarget: {type: sqlite}\nload: {model: sideways, clients: [4], max_inflight: 3}\nslo: {percentile: 99, threshold: 1ms}\n"
+	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "old", SpecYAML: text, ToolVersion: "0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	addClosedRun(t, st)
+	r := build(t, st)
+	for _, b := range section(t, r, "campaign").Blocks {
+		if b.Note != nil {
+			t.Errorf("campaign note %+v", b.Note)
+		}
+	}
+	lr := section(t, r, "load-response")
+	if want := "The SLO p99 ≤ 1ms (all operations) is not met at any level; it first fails at 4 clients"; !strings.HasPrefix(lr.Summary, want) {
+		t.Errorf("load-response summary %q, want it to start %q", lr.Summary, want)
+	}
+	if tp := findChart(t, r, "throughput-vs-load").Line; tp.X.Unit != "clients" {
+		t.Errorf("the runs' closed model should set the axis: %+v", tp.X)
+	}
+}
+
+// addClosedRun adds one completed closed-loop run at 4 clients: 50 reads
+// of 2 ms in one 1 s interval.
+func addClosedRun(t *testing.T, st *store.Store) {
+	t.Helper()
+	start := synthT0
+	id, err := st.StartRun(store.Run{Model: "closed", Level: 4, Repetition: 1, Start: start})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := store.NewHistogram()
+	h.RecordValues(2000, 50)
+	if err := st.AddIntervals([]store.Interval{{RunID: id, Phase: "measure", Op: "read", Start: start, Duration: time.Second, Count: 50, Hist: h}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(id, store.StatusCompleted, "", start.Add(time.Second), store.RunSummary{Completed: 50, MeasureStart: start, MeasureEnd: start.Add(time.Second), MeasureSecs: 1, Throughput: 50}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -131,15 +132,15 @@ func countAtMost(h *hdrhistogram.Histogram, limit int64) int64 {
 
 // addSamples reads the run's CPU and disk samples inside its measured
 // window.
-func (rs *runSeries) addSamples(st *store.Store) error {
+func (rs *runSeries) addSamples(r *results.Results) error {
 	from, to := rs.run.Summary.MeasureStart, rs.run.Summary.MeasureEnd
 	if from.IsZero() || !to.After(from) {
 		return nil
 	}
-	f := store.SampleFilter{RunID: rs.run.ID, From: from, To: to}
+	f := results.SampleFilter{RunID: rs.run.ID, From: from, To: to}
 	cpuF := f
 	cpuF.Resource, cpuF.Metric = monitor.ResourceCPU, monitor.CPUUtilPct
-	cpu, err := st.Samples(cpuF)
+	cpu, err := r.Samples(cpuF)
 	if err != nil {
 		return err
 	}
@@ -155,7 +156,7 @@ func (rs *runSeries) addSamples(st *store.Store) error {
 	for _, m := range []string{monitor.DiskReadOps, monitor.DiskWriteOps} {
 		g := f
 		g.Metric = m
-		xs, err := st.Samples(g)
+		xs, err := r.Samples(g)
 		if err != nil {
 			return err
 		}
@@ -183,7 +184,7 @@ func (rs *runSeries) addSamples(st *store.Store) error {
 	return nil
 }
 
-func intervalsSection(st *store.Store, in levels.Input, sum levels.Summary, set setting) (Section, error) {
+func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, set setting) (Section, error) {
 	sec := Section{ID: "intervals", Title: "Interval by interval"}
 	nominal := set.interval
 	if nominal == 0 {
@@ -198,7 +199,7 @@ func intervalsSection(st *store.Store, in levels.Input, sum levels.Summary, set 
 	for _, rd := range in.Runs {
 		rs, n := seriesOf(rd, set.slo, nominal)
 		short += n
-		if err := rs.addSamples(st); err != nil {
+		if err := rs.addSamples(r); err != nil {
 			return sec, err
 		}
 		byLevel[rd.Run.LevelIndex] = append(byLevel[rd.Run.LevelIndex], rs)
@@ -211,7 +212,7 @@ func intervalsSection(st *store.Store, in levels.Input, sum levels.Summary, set 
 		return sec, nil
 	}
 	ivSecs := nominal.Seconds()
-	evs, err := st.Events(-1)
+	evs, err := r.Events(-1)
 	if err != nil {
 		return sec, err
 	}

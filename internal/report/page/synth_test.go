@@ -7,10 +7,6 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/store"
-
-	// The stored spec names the null target; it must be registered for
-	// the spec to parse, as the CLI's imports do in the real program.
-	_ "github.com/headroom-dev/headroom/internal/target/null"
 )
 
 // The synthetic campaign: open loop at 100, 200 and 400 req/s, 2

@@ -10,11 +10,11 @@ import (
 )
 
 // A campaign with treatments gets a load-response and an interval section
-// per treatment, each from that treatment's runs only, with IDs unique in
-// the report.
+// per treatment, each from that treatment's runs only and with that
+// treatment's SLO, with IDs unique in the report.
 func TestBuildTreatmentsSeparately(t *testing.T) {
 	dir := t.TempDir()
-	spec := synthSpec + "treatments:\n  - name: slow\n  - name: Fast.2\n    set:\n      load.rates: [800]\n"
+	spec := synthSpec + "treatments:\n  - name: slow\n  - name: Fast.2\n    set:\n      load.rates: [800]\n      slo.threshold: 2ms\n"
 	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "tr", SpecFile: "tr.yaml", SpecYAML: spec, CreatedAt: synthT0})
 	if err != nil {
 		t.Fatal(err)
@@ -45,10 +45,7 @@ func TestBuildTreatmentsSeparately(t *testing.T) {
 	add("slow", 0, 0, 100, 100)
 	add("slow", 2, 1, 200, 150)
 	add("Fast.2", 100000, 0, 800, 790)
-	r, err := Build(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := build(t, st)
 	if err := r.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -67,5 +64,15 @@ func TestBuildTreatmentsSeparately(t *testing.T) {
 	}
 	if !strings.Contains(fast.Summary, "790.0 ok/s at 800 req/s") || strings.Contains(fast.Summary, "200 req/s") {
 		t.Errorf("fast mixes in other runs: %q", fast.Summary)
+	}
+	if !strings.HasPrefix(slow.Summary, "The SLO p99 ≤ 1ms (all operations) is met") || !strings.HasPrefix(fast.Summary, "The SLO p99 ≤ 2ms (all operations) is met") {
+		t.Errorf("each treatment's own SLO: slow %q, fast %q", slow.Summary, fast.Summary)
+	}
+	if lat := findTable(t, r, "t-fast-2-levels-latency"); !strings.Contains(lat.Title, "2ms") {
+		t.Errorf("fast latency table %q", lat.Title)
+	}
+	want := "Campaign tr ran 2 treatments (slow, Fast.2) whose load, levels, phases or target differ; each treatment's load response says what it ran; 3 of 3 runs completed."
+	if got := section(t, r, "campaign").Summary; got != want {
+		t.Errorf("campaign summary\n got %s\nwant %s", got, want)
 	}
 }

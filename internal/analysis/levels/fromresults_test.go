@@ -1,0 +1,122 @@
+package levels
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// openV1 opens a copy of the two-treatment store Headroom wrote before the
+// fact tables (internal/results/testdata/v1/treatments.db): treatments
+// small and big at 500 and 2000 req/s, 2 repetitions each, in randomized
+// order; SLO p95 of reads within 5 ms, 8 ms in big.
+func openV1(t *testing.T) *results.Results {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "v1", "treatments.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "results.db")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := results.Open(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+func TestFromResultsOneTreatment(t *testing.T) {
+	r := openV1(t)
+	for _, c := range []struct {
+		name      string
+		threshold time.Duration
+		ids       []int64 // level 0 rep 1, level 0 rep 2, level 1 rep 1, level 1 rep 2
+	}{
+		{"small", 5 * time.Millisecond, []int64{3, 1, 4, 2}},
+		{"big", 8 * time.Millisecond, []int64{7, 5, 8, 6}},
+	} {
+		in, incomplete, err := FromResults(r, c.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if in.Model != "open" || incomplete != 0 {
+			t.Errorf("%s: model %q, %d incomplete", c.name, in.Model, incomplete)
+		}
+		if in.SLO == nil || in.SLO.Percentile != 95 || in.SLO.Threshold != c.threshold || in.SLO.Op != "read" {
+			t.Errorf("%s: SLO %+v, want p95 of read within %v", c.name, in.SLO, c.threshold)
+		}
+		var ids []int64
+		for _, rd := range in.Runs {
+			ids = append(ids, rd.Run.ID)
+			if rd.Run.Treatment != c.name || len(rd.Intervals) == 0 || len(rd.Resources) == 0 {
+				t.Errorf("%s: run %d of %q with %d intervals, %d hosts", c.name, rd.Run.ID, rd.Run.Treatment, len(rd.Intervals), len(rd.Resources))
+			}
+			for _, iv := range rd.Intervals {
+				if iv.Phase != "measure" {
+					t.Errorf("run %d: interval of phase %q", rd.Run.ID, iv.Phase)
+				}
+			}
+		}
+		if len(ids) != 4 || ids[0] != c.ids[0] || ids[1] != c.ids[1] || ids[2] != c.ids[2] || ids[3] != c.ids[3] {
+			t.Errorf("%s: runs %v, want %v (level, then repetition order)", c.name, ids, c.ids)
+		}
+		s := Summarize(in)
+		if len(s.Levels) != 2 || s.Levels[0].Reps != 2 || s.FirstFail != -1 {
+			t.Errorf("%s: summary levels %d, first fail %d", c.name, len(s.Levels), s.FirstFail)
+		}
+	}
+}
+
+// A slot run again after an interruption counts once, with its last
+// completed run; the interrupted run counts as incomplete of its treatment
+// only.
+func TestFromResultsLastCompletedPerSlot(t *testing.T) {
+	r := openV1(t)
+	st := r.Store()
+	first := r.CompletedRuns("small")[0] // slot 0: level 0, repetition 1
+	id, err := st.StartRun(store.Run{Seq: 9, Slot: first.Slot, Treatment: "small", Model: "open", LevelIndex: first.LevelIndex,
+		Level: first.Level, Repetition: first.Repetition, Start: first.End.Add(time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(id, store.StatusInterrupted, "interrupted by the user", first.End.Add(time.Hour+time.Second), store.RunSummary{}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := st.StartRun(store.Run{Seq: 10, Slot: first.Slot, Treatment: "small", Model: "open", LevelIndex: first.LevelIndex,
+		Level: first.Level, Repetition: first.Repetition, Start: first.End.Add(2 * time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.FinishRun(again, store.StatusCompleted, "", first.End.Add(2*time.Hour+time.Second), first.Summary); err != nil {
+		t.Fatal(err)
+	}
+	r, err = results.New(st) // re-read the runs
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, incomplete, err := FromResults(r, "small")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if incomplete != 1 || len(in.Runs) != 4 || in.Runs[0].Run.ID != again {
+		t.Errorf("%d incomplete, %d runs, first %d; want 1, 4 and run %d replacing run %d", incomplete, len(in.Runs), in.Runs[0].Run.ID, again, first.ID)
+	}
+	if _, incomplete, _ := FromResults(r, "big"); incomplete != 0 {
+		t.Errorf("big: %d incomplete, want 0", incomplete)
+	}
+	// The deprecated FromStore still reads every treatment in run ID order.
+	all, incomplete, err := FromStore(st, "open", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all.Runs) != 8 || incomplete != 1 || all.Runs[0].Run.ID != 1 || all.Runs[1].Run.ID != 2 || all.Runs[7].Run.ID != again {
+		t.Errorf("FromStore: %d runs, %d incomplete, first %d, last %d", len(all.Runs), incomplete, all.Runs[0].Run.ID, all.Runs[7].Run.ID)
+	}
+}

@@ -39,7 +39,7 @@ func RecordTreatment(st *store.Store, s *spec.Spec, name string, index int, su *
 // facts.
 func TreatmentFacts(s *spec.Spec, name string, index int, set []results.Setting) results.Treatment {
 	t := results.Treatment{Name: name, Index: index, Set: set, Reset: s.Reset}
-	t.Load = results.Load{Model: s.Load.Model, Arrival: s.Load.Arrival, Levels: s.Levels(), Repetitions: s.Repetitions,
+	t.Load = results.Load{Model: s.Load.Model, Arrival: s.Load.ArrivalString(), Levels: s.Levels(), Repetitions: s.Repetitions,
 		Warmup: s.Phases.Warmup.Duration, Measure: s.Phases.Measure.Duration, Cooldown: s.Phases.Cooldown.Duration,
 		Interval: s.Interval.Duration, ThinkTime: s.Load.ThinkTime.Duration, MaxInFlight: s.Load.MaxInFlight,
 		Timeout: s.Load.Timeout.Duration, Order: s.Order}

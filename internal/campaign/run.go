@@ -211,13 +211,16 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	}
 	ex.update(p, "warmup", load.Tick{}, load.Totals{})
 	cfg := load.Config{
-		Model: s.Load.Model, Arrival: s.Load.Arrival, ThinkTime: s.Load.ThinkTime.Duration,
+		Model: s.Load.Model, ThinkTime: s.Load.ThinkTime.Duration,
 		MaxInFlight: s.Load.MaxInFlight, LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration,
 		Timeout: s.Load.Timeout.Duration, Warmup: s.Phases.Warmup.Duration, Measure: s.Phases.Measure.Duration,
 		Interval: s.Interval.Duration, Seed: RunSeed(s.Seed, p.Slot), Ops: ex.ops,
 	}
+	var schedErr error
 	if s.Load.Model == "open" {
-		cfg.Rate = p.Level
+		// The engine is handed the run's schedule: the level's rate, or
+		// the spec's schedule (whose mean rate is the level).
+		cfg.Schedule, schedErr = s.Load.Arrivals(p.Level, cfg.Seed)
 	} else {
 		cfg.Clients = int(p.Level)
 	}
@@ -229,6 +232,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	}
 	var res load.Result
 	gen, err := workload.New(ex.wcfg, cfg.Seed)
+	if err == nil {
+		err = schedErr
+	}
 	if err == nil {
 		gen.ContinueInserts(ex.next.NextInsert)
 		gen.ContinueSequences(ex.next.Sequences)

@@ -45,3 +45,33 @@ func BenchmarkClosedLoopNull(b *testing.B) {
 		w.do(now, now, Measure, 0)
 	}
 }
+
+// BenchmarkScheduleNext is the cost of one intended start time from each
+// arrival schedule, read under the engine's arrivals lock for every
+// request; none may allocate.
+func BenchmarkScheduleNext(b *testing.B) {
+	steps := []Step{{1e6, time.Second}, {0, time.Second}, {3e6, time.Hour}}
+	var points []TracePoint
+	for i := range 3600 {
+		points = append(points, TracePoint{At: time.Duration(i) * time.Second, Rate: float64(1e6 + i%7*1e5)})
+	}
+	for _, c := range []struct {
+		name string
+		new  func() Schedule
+	}{
+		{"constant", func() Schedule { return &Constant{Rate: 1e6} }},
+		{"poisson", func() Schedule { return &Poisson{Rate: 1e6, Seed: 1} }},
+		{"steps", func() Schedule { return &Steps{Spacing: Exponential, Seed: 1, Steps: steps} }},
+		{"trace", func() Schedule { return &Trace{Spacing: Even, Points: points} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			s := c.new()
+			s.Next() // builds the segments once
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				s.Next()
+			}
+		})
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -29,9 +28,11 @@ import (
 
 // Config is one run's load.
 type Config struct {
-	Model       string        // "open" or "closed"
-	Arrival     string        // open: "poisson" or "constant"
-	Rate        float64       // open: requests per second
+	Model string // "open" or "closed"
+	// Schedule is the open loop's arrival schedule, a new value for each
+	// run (it advances as the run reads it): Constant, Poisson, Steps or
+	// Trace.
+	Schedule    Schedule
 	Clients     int           // closed: number of clients
 	ThinkTime   time.Duration // closed: mean exponential think time; 0 = none
 	MaxInFlight int           // open: concurrent request slots
@@ -41,7 +42,7 @@ type Config struct {
 	Warmup      time.Duration // rounded up to whole intervals
 	Measure     time.Duration
 	Interval    time.Duration
-	Seed        uint64
+	Seed        uint64 // closed: think times (the open loop's schedule has its own seed)
 	// Ops lists the operation types of the workload mix, so that intervals in
 	// which an operation completed nothing are still reported (as zero).
 	Ops []workload.OpType
@@ -61,8 +62,13 @@ const earlyTolerance = 20 * time.Microsecond
 func (c Config) Validate() error {
 	switch c.Model {
 	case "open":
-		if !(c.Rate > 0) || math.IsInf(c.Rate, 0) {
-			return fmt.Errorf("open loop needs a positive rate, got %v", c.Rate)
+		if c.Schedule == nil {
+			return errors.New("open loop needs an arrival schedule")
+		}
+		if s, ok := c.Schedule.(interface{ Check() error }); ok {
+			if err := s.Check(); err != nil {
+				return fmt.Errorf("arrival schedule %v: %w", c.Schedule, err)
+			}
 		}
 		if c.MaxInFlight < 1 {
 			return fmt.Errorf("max_in_flight must be at least 1, got %d", c.MaxInFlight)
@@ -95,7 +101,7 @@ type Result struct {
 	Warmup        Totals
 	Measured      Totals
 	Unfinished    int64   // requests still in flight when an interrupted run stopped
-	TargetRate    float64 // open loop: the arrival rate asked for
+	TargetRate    float64 // open loop: the schedule's mean rate over the measured phase
 	SentRate      float64 // requests started (or dropped) per second of the measured phase
 	Throughput    float64 // successful completions per second within the measured window
 	ClientCPU     float64 // this process's CPU use over the measured phase, % of one core
@@ -146,11 +152,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	e := &run{cfg: cfg, col: col, measureStart: measureStart, end: end, ctx: runCtx, kinds: kinds}
 	var src *arrivals
 	if cfg.Model == "open" {
-		sched, err := NewSchedule(cfg.Arrival, cfg.Rate, cfg.Seed)
-		if err != nil {
-			return Result{}, err
-		}
-		src = &arrivals{sched: sched, gen: gen, end: end, pacer: newPacer(e.since, cfg.MaxInFlight), since: e.since}
+		src = &arrivals{sched: cfg.Schedule, gen: gen, end: end, pacer: newPacer(e.since, cfg.MaxInFlight), since: e.since}
 	}
 
 	// Workers start before the clock does and wait for it, so that the
@@ -184,7 +186,10 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	if cfg.Started != nil {
 		cfg.Started(e.t0)
 	}
-	res := Result{Start: e.t0, MeasureStart: time.Duration(measureStart), TargetRate: cfg.Rate, Cores: cores()}
+	res := Result{Start: e.t0, MeasureStart: time.Duration(measureStart), Cores: cores()}
+	if src != nil {
+		res.TargetRate = cfg.Schedule.MeanRate(time.Duration(measureStart), time.Duration(end))
+	}
 	if src != nil {
 		go src.pacer.loop()
 		defer close(src.pacer.stop)
@@ -221,6 +226,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	<-timer.C
 	next := int64(0) // next interval index to hand out
 	finished := false
+	// The open loop's workers leave once the schedule has no arrival
+	// before the end (its last stretch may have rate 0); the run still
+	// lasts its phases, so that its intervals and the monitors cover the
+	// planned time.
+	workersDone, idle := (<-chan struct{})(done), false
 	for !finished {
 		due := time.Duration((next+1)*iv) + grace
 		timer.Reset(time.Until(e.t0.Add(due)))
@@ -233,11 +243,19 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 			if cpuEnd < 0 && now >= end {
 				cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
 			}
+			if idle && now >= end {
+				finished = true // the last take below hands out the rest
+				break
+			}
 			emit(col.take(next, 0))
 			next++
 		case <-watchdog.C:
 			e.expire(workers)
-		case <-done:
+		case <-workersDone:
+			if src != nil && e.since() < end {
+				workersDone, idle = nil, true
+				continue
+			}
 			finished = true
 		case <-runCtx.Done():
 			res.Interrupted = ctx.Err() != nil
@@ -262,6 +280,9 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	// (drain) extend the last intervals.
 	if !res.Interrupted && sinkErr == nil {
 		stopped = max(stopped, end)
+	}
+	if idle {
+		stopped = min(stopped, end) // nothing was in flight to drain
 	}
 	emit(col.take(next, max(stopped, 1)))
 

@@ -107,7 +107,7 @@ func runCollect(t *testing.T, ctx context.Context, cfg Config, tgt target.Target
 
 func openConfig(rate float64, inFlight int, measure time.Duration) Config {
 	return Config{
-		Model: "open", Arrival: "constant", Rate: rate, MaxInFlight: inFlight,
+		Model: "open", Schedule: &Constant{Rate: rate}, MaxInFlight: inFlight,
 		LateAfter: time.Millisecond, DropAfter: 100 * time.Millisecond, Timeout: 5 * time.Second,
 		Measure: measure, Interval: time.Second, Seed: 1,
 		Ops: []workload.OpType{workload.Read, workload.Update},
@@ -383,5 +383,39 @@ func TestClientCPUWithoutWarmup(t *testing.T) {
 	res, _ := runCollect(t, context.Background(), cfg, &spinTarget{}, generator(t, "a"))
 	if res.ClientCPU < 60 {
 		t.Fatalf("one spinning client used %.0f%% of a core; want close to 100%%", res.ClientCPU)
+	}
+}
+
+// A schedule that falls to rate 0 before the end sends nothing more, yet
+// the run lasts its phases and reports every interval, the quiet ones as
+// zero, with no drain interval after the end.
+func TestZeroRateTailLastsItsPhases(t *testing.T) {
+	cfg := openConfig(0, 8, 2*time.Second)
+	cfg.Interval = 500 * time.Millisecond
+	cfg.Schedule = &Steps{Spacing: Exponential, Seed: 2, Steps: []Step{{400, 600 * time.Millisecond}, {0, time.Second}}}
+	start := time.Now()
+	res, c := runCollect(t, context.Background(), cfg, &stallTarget{}, generator(t, "a"))
+	if took := time.Since(start); took < 2*time.Second {
+		t.Fatalf("run took %v; it must last its 2 s", took)
+	}
+	var covered time.Duration
+	perInterval := map[int64]int64{}
+	for _, tk := range c.ticks {
+		covered += tk.Duration
+		for _, o := range tk.Stats {
+			perInterval[tk.Index] += o.Count
+		}
+	}
+	if covered != 2*time.Second || len(c.ticks) != 4 {
+		t.Fatalf("%d intervals covering %v, want 4 covering 2s", len(c.ticks), covered)
+	}
+	if perInterval[2] != 0 || perInterval[3] != 0 || perInterval[0] < 150 {
+		t.Fatalf("requests per interval %v; want about 200 in the first and none after 1 s", perInterval)
+	}
+	if res.MeasureEnd != 2*time.Second || res.Interrupted {
+		t.Fatalf("measure end %v, interrupted %v", res.MeasureEnd, res.Interrupted)
+	}
+	if want := 400 * 0.6 / 2; res.TargetRate != want {
+		t.Fatalf("target rate %v, want %v", res.TargetRate, want)
 	}
 }

@@ -4,41 +4,99 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 )
 
 // Schedule produces the intended start times of an open-loop arrival process
-// as offsets from the start of the run. It is the one interface every arrival
-// process implements (constant, Poisson; later steps or trace replay), in the
-// spirit of a pacer: the engine asks for the next intended time and never
-// changes it, so a slow target cannot move the schedule (seed-digest §1).
-// Implementations are not safe for concurrent use; the engine serialises calls.
+// as offsets from the start of the run (the start of warmup). It is the one
+// interface every arrival process implements (Constant, Poisson, Steps,
+// Trace), in the spirit of a pacer: the engine is handed a Schedule, asks it
+// for the next intended time and never changes that time, so a slow target
+// cannot move the schedule and a deficit is never caught up in a burst
+// (seed-digest §1).
+//
+// A Schedule value holds its position: give each run a new value.
+// Implementations are not safe for concurrent use; the engine serialises
+// calls to Next.
 type Schedule interface {
 	// Next returns the intended start of the next request, in nanoseconds
-	// since the start of the run. Successive values never decrease.
+	// since the start of the run. Successive values never decrease;
+	// math.MaxInt64 means that no request follows.
 	Next() int64
+	// MeanRate is the mean intended rate in requests per second over
+	// [from, to) since the start of the run: the expected number of
+	// arrivals in the window divided by its length. It does not depend on
+	// the schedule's position.
+	MeanRate(from, to time.Duration) float64
+	// String says what the schedule is, e.g. "poisson(200/s)" or
+	// "constant steps(100/s for 30s, 300/s for 30s)".
 	String() string
 }
 
-// NewSchedule returns the arrival process named in the spec ("constant" or
-// "poisson") at rate requests per second.
-func NewSchedule(arrival string, rate float64, seed uint64) (Schedule, error) {
-	if !(rate > 0) || math.IsInf(rate, 0) {
-		return nil, fmt.Errorf("arrival rate must be a positive number of requests per second, got %v", rate)
+// Spacing is how arrivals are placed within a stretch of constant rate r.
+type Spacing uint8
+
+const (
+	// Even spacing puts arrivals exactly 1/r apart.
+	Even Spacing = iota
+	// Exponential spacing draws independent gaps with mean 1/r: a Poisson
+	// process (seed 001 II-D).
+	Exponential
+)
+
+// String is the spec's name for the spacing: constant or poisson.
+func (s Spacing) String() string {
+	if s == Exponential {
+		return "poisson"
 	}
+	return "constant"
+}
+
+// SpacingOf reads the spec's arrival name ("constant" or "poisson"; "" is
+// poisson, the default).
+func SpacingOf(arrival string) (Spacing, error) {
 	switch arrival {
 	case "constant":
-		return &Constant{Rate: rate}, nil
+		return Even, nil
 	case "poisson", "":
-		return &Poisson{Rate: rate, rng: rand.New(rand.NewPCG(seed, 0xa771a1))}, nil
+		return Exponential, nil
 	}
-	return nil, fmt.Errorf("unknown arrival process %q: use constant or poisson", arrival)
+	return 0, fmt.Errorf("unknown arrival process %q: use constant or poisson", arrival)
 }
+
+// NewSchedule returns the arrival process named in the spec ("constant" or
+// "poisson") at a fixed rate in requests per second: a Constant or a
+// Poisson value.
+func NewSchedule(arrival string, rate float64, seed uint64) (Schedule, error) {
+	sp, err := SpacingOf(arrival)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRate(rate); err != nil {
+		return nil, err
+	}
+	if sp == Even {
+		return &Constant{Rate: rate}, nil
+	}
+	return &Poisson{Rate: rate, Seed: seed}, nil
+}
+
+func checkRate(rate float64) error {
+	if !(rate > 0) || math.IsInf(rate, 0) {
+		return fmt.Errorf("arrival rate must be a positive number of requests per second, got %v", rate)
+	}
+	return nil
+}
+
+// newArrivalRand is the random source of a schedule's gaps; every Poisson
+// schedule with the same seed draws the same gaps.
+func newArrivalRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0xa771a1)) }
 
 // Constant spaces requests exactly 1/Rate apart: the k-th request (k = 0, 1,
 // ...) is intended at k/Rate seconds. Computing k/Rate instead of summing
 // the spacing keeps rounding error from accumulating over long runs.
 type Constant struct {
-	Rate float64
+	Rate float64 // requests per second, > 0
 	k    int64
 }
 
@@ -49,22 +107,39 @@ func (c *Constant) Next() int64 {
 	return t
 }
 
+// MeanRate implements Schedule.
+func (c *Constant) MeanRate(from, to time.Duration) float64 { return c.Rate }
+
+// Check reports a rate that is not a positive number.
+func (c *Constant) Check() error { return checkRate(c.Rate) }
+
 func (c *Constant) String() string { return fmt.Sprintf("constant(%g/s)", c.Rate) }
 
 // Poisson is a Poisson arrival process: inter-arrival gaps are independent
 // and exponentially distributed with mean 1/Rate (seed-digest §1, seed 001
-// II-D). Deterministic for a given seed.
+// II-D); the first request is intended at the start of the run. The gaps
+// are deterministic for a given Seed.
 type Poisson struct {
-	Rate float64
+	Rate float64 // requests per second, > 0
+	Seed uint64
 	rng  *rand.Rand
 	t    float64 // current time in ns, kept in float64 so gaps below 1 ns are not lost
 }
 
 // Next implements Schedule.
 func (p *Poisson) Next() int64 {
+	if p.rng == nil {
+		p.rng = newArrivalRand(p.Seed)
+	}
 	t := p.t
 	p.t += p.rng.ExpFloat64() * 1e9 / p.Rate
 	return int64(t)
 }
+
+// MeanRate implements Schedule.
+func (p *Poisson) MeanRate(from, to time.Duration) float64 { return p.Rate }
+
+// Check reports a rate that is not a positive number.
+func (p *Poisson) Check() error { return checkRate(p.Rate) }
 
 func (p *Poisson) String() string { return fmt.Sprintf("poisson(%g/s)", p.Rate) }

@@ -41,8 +41,13 @@ func (r *EngineRunner) RunWindow(ctx context.Context, rate float64, dur time.Dur
 	if n < 1 || dur%time.Second != 0 {
 		return WindowResult{}, fmt.Errorf("window: %v must be a whole number of seconds, at least 1s", dur)
 	}
+	// Each window holds one rate: a Constant or Poisson schedule of its own.
+	sched, err := load.NewSchedule(r.Arrival, rate, r.Seed+r.windows)
+	if err != nil {
+		return WindowResult{}, fmt.Errorf("window at %g req/s: %w", rate, err)
+	}
 	cfg := load.Config{
-		Model: "open", Arrival: r.Arrival, Rate: rate, MaxInFlight: r.MaxInFlight,
+		Model: "open", Schedule: sched, MaxInFlight: r.MaxInFlight,
 		LateAfter: r.LateAfter, DropAfter: r.DropAfter, Timeout: r.Timeout,
 		Measure: dur, Interval: time.Second, Seed: r.Seed + r.windows,
 		Ops: r.Generator.Config().Ops(),

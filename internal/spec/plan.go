@@ -9,6 +9,9 @@ import (
 // Levels returns the load levels of the campaign: request rates for the
 // open model, client counts for the closed model.
 func (s *Spec) Levels() []float64 {
+	if s.Load.Model == "open" && s.Load.Schedule != nil {
+		return []float64{s.scheduleLevel()} // arrivals.go
+	}
 	l := s.Load.Rates
 	if s.Load.Model == "closed" || (s.Load.Model != "open" && l == nil) {
 		l = s.Load.Clients

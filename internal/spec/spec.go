@@ -133,9 +133,13 @@ type TableSpec struct {
 type Load struct {
 	Model     string   `yaml:"model"`      // required: "open" | "closed"
 	Arrival   string   `yaml:"arrival"`    // open: "poisson" (default) | "constant"
-	Rates     *Levels  `yaml:"rates"`      // open: required; requests/s, > 0
+	Rates     *Levels  `yaml:"rates"`      // open: required unless schedule is given; requests/s, > 0
 	Clients   *Levels  `yaml:"clients"`    // closed: required; integers >= 1
 	ThinkTime Duration `yaml:"think_time"` // closed: mean of an exponential think time; 0 (default) = none
+	// Schedule makes the open loop's rate change over the run: steps or a
+	// trace file (arrivals.go). It replaces rates: the campaign has one
+	// level, the schedule's mean rate over the measured phase.
+	Schedule *Schedule `yaml:"schedule"`
 
 	MaxInFlight int      `yaml:"max_in_flight"` // open: concurrent request slots; default 256
 	LateAfter   Duration `yaml:"late_after"`    // open: a request starting later than this after its intended time is late; default 1ms

@@ -37,7 +37,7 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 		c.missing("workload", "add workload: {ycsb: a}")
 	}
 	if c.has("load") {
-		c.load(&s.Load)
+		c.load(s)
 	} else {
 		c.missing("load", "add load: {model: open, rates: [100, 200, 400]}")
 	}

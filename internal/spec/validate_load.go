@@ -7,13 +7,17 @@ import (
 )
 
 // load checks the load section under its model.
-func (c *checker) load(l *Load) {
+func (c *checker) load(s *Spec) {
+	l := &s.Load
 	switch l.Model {
 	case "open":
 		c.forbid("closed", "load.clients", "load.think_time")
-		if l.Rates == nil {
-			c.fail("load.rates", "required for the open model; add rates: [100, 200, 400] (requests per second)")
-		} else {
+		switch {
+		case l.Schedule != nil:
+			c.schedule(s)
+		case l.Rates == nil:
+			c.fail("load.rates", "required for the open model; add rates: [100, 200, 400] (requests per second), or a schedule: of rates over the run")
+		default:
 			c.levels("load.rates", l.Rates, false)
 		}
 		c.oneOf("load.arrival", l.Arrival, "poisson", "constant")
@@ -27,7 +31,7 @@ func (c *checker) load(l *Load) {
 			c.fail("load.drop_after", "%v must be longer than late_after (%v); raise drop_after or lower late_after", drop, late)
 		}
 	case "closed":
-		c.forbid("open", "load.rates", "load.arrival", "load.max_in_flight", "load.late_after", "load.drop_after")
+		c.forbid("open", "load.rates", "load.arrival", "load.schedule", "load.max_in_flight", "load.late_after", "load.drop_after")
 		if l.Clients == nil {
 			c.fail("load.clients", "required for the closed model; add clients: [1, 2, 4, 8]")
 		} else {

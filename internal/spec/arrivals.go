@@ -1,0 +1,193 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/load"
+)
+
+// Schedule is load.schedule: an open-loop rate that changes over the run,
+// as steps or as a trace file (one of the two). Times count from the start
+// of the run (the start of warmup); load.arrival says how arrivals are
+// spaced within each stretch of constant rate.
+type Schedule struct {
+	// Steps: each rate is held for its duration, the last one until the
+	// run ends.
+	Steps []Step `yaml:"steps"`
+	// Trace is a CSV file of time,rate rows (seconds since the start of
+	// the run, requests per second held until the next row), relative to
+	// the spec file.
+	Trace string `yaml:"trace"`
+	// Points are the trace file's rows, read when the spec is checked.
+	Points []load.TracePoint `yaml:"-"`
+}
+
+// Step is one step of load.schedule.steps.
+type Step struct {
+	Rate float64  `yaml:"rate"` // requests per second, >= 0 (0 = a pause)
+	For  Duration `yaml:"for"`  // > 0
+}
+
+// maxSteps bounds a step list; longer shapes belong in a trace file.
+const maxSteps = 10000
+
+// Arrivals returns the arrival schedule of one open-loop run: at level
+// requests per second with load.arrival's spacing, or load.schedule when
+// it is given (its one level is its own mean rate, so level is not used).
+// seed fixes a Poisson schedule's gaps.
+func (l *Load) Arrivals(level float64, seed uint64) (load.Schedule, error) {
+	sp, err := load.SpacingOf(l.Arrival)
+	if err != nil {
+		return nil, err
+	}
+	switch sc := l.Schedule; {
+	case sc == nil:
+		return load.NewSchedule(l.Arrival, level, seed)
+	case len(sc.Steps) > 0:
+		steps := make([]load.Step, len(sc.Steps))
+		for i, st := range sc.Steps {
+			steps[i] = load.Step{Rate: st.Rate, For: st.For.Duration}
+		}
+		return &load.Steps{Steps: steps, Spacing: sp, Seed: seed}, nil
+	case sc.Trace != "":
+		if len(sc.Points) == 0 {
+			return nil, fmt.Errorf("the trace %s has not been read; load the spec with spec.LoadFile or spec.Parse", sc.Trace)
+		}
+		return &load.Trace{Name: sc.Trace, Points: sc.Points, Spacing: sp, Seed: seed}, nil
+	}
+	return nil, errors.New("load.schedule has neither steps nor a trace")
+}
+
+// ArrivalString says how an open loop's requests arrive: the schedule's
+// String() when load.schedule is given (e.g. "poisson steps(100/s for 30s,
+// 300/s for 30s)"), else the arrival process, whose rate is each level's.
+func (l *Load) ArrivalString() string {
+	if l.Model != "open" || l.Schedule == nil {
+		return l.Arrival
+	}
+	sched, err := l.Arrivals(0, 0)
+	if err != nil {
+		return l.Arrival
+	}
+	return sched.String()
+}
+
+// scheduleLevel is the level of a campaign with a schedule: its mean rate
+// over the measured phase, which starts after warmup rounded up to whole
+// intervals, as the load engine runs it.
+func (s *Spec) scheduleLevel() float64 {
+	sched, err := s.Load.Arrivals(0, 0)
+	if err != nil {
+		return 0
+	}
+	from, to := s.measuredPhase()
+	return sched.MeanRate(from, to)
+}
+
+// measuredPhase is where the measured phase lies, from the start of the run.
+func (s *Spec) measuredPhase() (from, to time.Duration) {
+	iv, warm := s.Interval.Duration, s.Phases.Warmup.Duration
+	if iv > 0 && warm > 0 {
+		warm = (warm + iv - 1) / iv * iv
+	}
+	return warm, warm + s.Phases.Measure.Duration
+}
+
+// schedule checks load.schedule and reads its trace file.
+func (c *checker) schedule(s *Spec) {
+	sc := s.Load.Schedule
+	const path = "load.schedule"
+	before := len(c.errs)
+	if c.has("load.rates") {
+		c.fail("load.rates", "a schedule sets the rate over the run and replaces rates; remove rates (the run's level is the schedule's mean rate)")
+	}
+	switch hasSteps, hasTrace := c.has(path+".steps"), c.has(path+".trace"); {
+	case hasSteps && hasTrace:
+		c.fail(path, "give steps or a trace, not both")
+		return
+	case hasSteps:
+		c.steps(sc.Steps)
+	case hasTrace:
+		if !c.trace(sc) {
+			return
+		}
+	default:
+		c.fail(path, "give steps: [{rate: 100, for: 30s}, {rate: 300, for: 30s}] or trace: load.csv")
+		return
+	}
+	if len(c.errs) > before {
+		return
+	}
+	if level := s.scheduleLevel(); !(level > 0) {
+		from, to := s.measuredPhase()
+		c.fail(path, "sends nothing during the measured phase (%v to %v from the start of the run); give it a positive rate there", from, to)
+	}
+}
+
+func (c *checker) steps(steps []Step) {
+	if len(steps) == 0 {
+		c.fail("load.schedule.steps", "the list is empty; give at least one step, e.g. [{rate: 100, for: 30s}]")
+		return
+	}
+	if len(steps) > maxSteps {
+		c.fail("load.schedule.steps", "%d steps is more than the %d allowed; put a long shape in a trace file", len(steps), maxSteps)
+		return
+	}
+	for i, st := range steps {
+		p := fmt.Sprintf("load.schedule.steps[%d]", i)
+		switch {
+		case !c.has(p + ".rate"):
+			c.fail(p+".rate", "required; give the step's rate in requests per second, e.g. rate: 100 (0 pauses)")
+		case st.Rate < 0 || math.IsInf(st.Rate, 0) || math.IsNaN(st.Rate):
+			c.fail(p+".rate", "must be 0 or more requests per second, got %g", st.Rate)
+		}
+		switch {
+		case !c.has(p + ".for"):
+			c.fail(p+".for", "required; give how long the step lasts, e.g. for: 30s")
+		case st.For.Duration <= 0:
+			c.fail(p+".for", "must be longer than 0, got %v", st.For.Duration)
+		}
+	}
+}
+
+// trace reads the trace file, relative to the spec file, into sc.Points.
+// A problem in a row is reported at the trace file's line.
+func (c *checker) trace(sc *Schedule) bool {
+	name := sc.Trace
+	if name == "" {
+		c.fail("load.schedule.trace", "must name a CSV file of time,rate rows, e.g. trace: load.csv")
+		return false
+	}
+	p := name
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(c.file), p)
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		reason := err.Error()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			reason = pe.Err.Error()
+		}
+		c.fail("load.schedule.trace", "cannot read %s (%s); the path is relative to the spec file", p, reason)
+		return false
+	}
+	defer f.Close()
+	pts, err := load.ParseTrace(f)
+	if err != nil {
+		var te *load.TraceError
+		if errors.As(err, &te) {
+			c.errs = append(c.errs, &Error{File: p, Line: te.Line, Path: "load.schedule.trace", Msg: te.Msg})
+		} else {
+			c.fail("load.schedule.trace", "cannot read %s (%v)", p, err)
+		}
+		return false
+	}
+	sc.Points = pts
+	return true
+}

@@ -4,8 +4,10 @@
 // that ranks the metrics whose trend breaks where the SLO starts to fail
 // (seed-digest §6, 003 ch.5), the utilisation densities and saturation-state
 // frequencies behind them, and the maximum-throughput and bottleneck maps
-// over a grid of configurations. Every analysis is a pure function; the
-// FromStore helpers only read their inputs from a results store.
+// over a grid of configurations. Every analysis is a pure function;
+// FromResults (the driver of them all, per treatment with its stored
+// settings) and the helpers beside it only read their inputs from the
+// results model (internal/results).
 package bottleneck
 
 import (

@@ -15,8 +15,8 @@ import (
 	"github.com/headroom-dev/headroom/internal/lab"
 	bnreport "github.com/headroom-dev/headroom/internal/report/bottleneck"
 	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // The lab tests build an n-tier system with a designed cause and check
@@ -47,7 +47,7 @@ func needLab(t *testing.T) {
 
 // runLab runs a campaign spec (output: goes to a temporary directory) and
 // returns the bottleneck analysis of its results.
-func runLab(t *testing.T, src string) (*bnreport.Analysis, *store.Store) {
+func runLab(t *testing.T, src string) (*ab.Analysis, *results.Results) {
 	t.Helper()
 	dir := searchableDir(t)
 	s, err := spec.Parse("lab.yaml", []byte(src+"output: "+dir+"\n"))
@@ -58,12 +58,12 @@ func runLab(t *testing.T, src string) (*bnreport.Analysis, *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(out.StorePath)
+	res, err := results.Open(out.StorePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { st.Close() })
-	a, err := bnreport.AnalyzeSpec(st, s)
+	t.Cleanup(func() { res.Close() })
+	a, err := ab.FromResults(res)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func runLab(t *testing.T, src string) (*bnreport.Analysis, *store.Store) {
 		}
 	}
 	t.Logf("\n%s", term.String())
-	return a, st
+	return a, res
 }
 
 // bottleneckResources lists a run's bottleneck resources.
@@ -259,11 +259,9 @@ analysis:
 
 // logIntervals shows a run's per-interval utilisations, to see why a
 // verdict differed.
-func logIntervals(t *testing.T, st *store.Store, r *bnreport.Run) {
+func logIntervals(t *testing.T, st *results.Results, r *ab.Run) {
 	t.Helper()
-	evs, _ := st.Events(0)
-	caps, _ := ab.CapacitiesAt(evs, r.Run.Start)
-	series, w, _, err := ab.RunSeries(st, r.Run, caps, r.Result.Config)
+	series, w, _, err := ab.RunSeries(st, r.Run, r.Result.Config)
 	if err != nil {
 		t.Log(err)
 		return

@@ -22,7 +22,6 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
 	"github.com/headroom-dev/headroom/internal/monitor"
-	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // Defaults, from seed 001 §II-G and §III (seed-digest §2).
@@ -114,24 +113,6 @@ func (v Verdict) String() string {
 type Input struct {
 	Runs    []levels.RunData
 	Samples map[int64][]monitor.Sample // whole-host CPU utilisation samples by run ID
-}
-
-// FromStore reads the input from a results store: the runs levels.FromStore
-// selects (the last completed run of every plan slot) and their CPU samples.
-func FromStore(st *store.Store) (Input, error) {
-	lin, _, err := levels.FromStore(st, "", nil)
-	if err != nil {
-		return Input{}, err
-	}
-	in := Input{Runs: lin.Runs, Samples: map[int64][]monitor.Sample{}}
-	for _, rd := range lin.Runs {
-		xs, err := st.Samples(store.SampleFilter{RunID: rd.Run.ID, Resource: monitor.ResourceCPU, Metric: monitor.CPUUtilPct})
-		if err != nil {
-			return Input{}, err
-		}
-		in.Samples[rd.Run.ID] = xs
-	}
-	return in, nil
 }
 
 // LevelRow is one instance at one load level.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -121,9 +122,18 @@ func step(below float64, lo, hi time.Duration) func(float64) time.Duration {
 	}
 }
 
+// input reads the runs through the results model, as FromResults does.
+func (p *profile) input() (Input, error) {
+	r, err := results.New(p.st)
+	if err != nil {
+		return Input{}, err
+	}
+	return ReadInput(r)
+}
+
 func (p *profile) analyze(cfg Config) Result {
 	p.t.Helper()
-	in, err := FromStore(p.st)
+	in, err := p.input()
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -310,7 +320,7 @@ func TestErrors(t *testing.T) {
 	p := newProfile(t)
 	p.add(runSpec{treatment: "x", levelIndex: 0, lambda: 10, rep: 1, tau: 30 * time.Millisecond, theta: 42, host: "db"})
 	p.add(runSpec{treatment: "x", levelIndex: 0, lambda: 10, rep: 2, tau: 30 * time.Millisecond, theta: 42, host: "client"})
-	in, err := FromStore(p.st)
+	in, err := p.input()
 	if err != nil {
 		t.Fatal(err)
 	}

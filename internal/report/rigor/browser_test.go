@@ -42,7 +42,7 @@ const sectionsCheck = `((ids) => {
 func TestBrowserRendersRigorSections(t *testing.T) {
 	b := browsertest.Start(t)
 	st, dir := scalingStore(t)
-	r, err := page.Build(st)
+	r, err := page.Build(model(t, st))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,74 +7,33 @@ import (
 	"strings"
 
 	"github.com/headroom-dev/headroom/internal/analysis/capacity"
-	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // confidence is the level of the capacity curve's t intervals (the
 // analysis's default).
 const confidence = capacity.DefaultConfidence
 
-// treatmentCurve is one treatment's load-response curve with its input.
-type treatmentCurve struct {
-	t     treatment
-	model string
-	in    levels.Input
-	curve capacity.Curve
-}
-
-// curves computes the curve of every treatment with runs, each with its own
-// spec's load model and SLO (treatments may set different ones).
-func (c *campaign) curves(lin levels.Input) ([]treatmentCurve, error) {
-	var out []treatmentCurve
-	for _, t := range c.treatments {
-		in := lin.Treatment(t.name)
-		if len(in.Runs) == 0 {
-			continue
-		}
-		in.Model, in.SLO = c.model(t), slo(t)
-		cs, err := capacity.Analyze(in, capacity.Config{})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, treatmentCurve{t: t, model: cs[0].Model, in: in, curve: cs[0]})
-	}
-	return out, nil
-}
-
-// loadCurves reads the store and computes every treatment's curve; none
-// when no run completed. aerr is the analysis's complaint about the data
-// (which a report shows), err a failure to read the store.
-func loadCurves(st *store.Store) (c *campaign, tcs []treatmentCurve, aerr, err error) {
-	if c, err = load(st); err != nil {
-		return nil, nil, nil, err
-	}
-	lin, _, err := levels.FromStore(st, "", nil)
-	if err != nil || len(lin.Runs) == 0 {
-		return c, nil, nil, err
-	}
-	tcs, aerr = c.curves(lin)
-	return c, tcs, aerr, nil
-}
-
-// Capacity is the report section of the load-response curves (seed-digest
-// §1-2): for every treatment, throughput and mean latency against offered
-// load with 95% t confidence intervals, the knee, the first level failing
-// the SLO, the levels the client limited, and CPU against load. No section
-// without completed runs.
-func Capacity(st *store.Store) ([]page.Section, error) {
-	_, tcs, aerr, err := loadCurves(st)
+// CapacitySections is the report section of the load-response curves
+// (seed-digest §1-2): for every treatment, throughput and mean latency
+// against offered load with 95% t confidence intervals, the knee, the
+// first level failing the SLO (the treatment's own SLO), the levels the
+// client limited, and CPU against load. No section without completed
+// runs.
+func CapacitySections(r *results.Results) ([]page.Section, error) {
+	cc, err := capacity.FromResults(r, capacity.Config{})
 	if err != nil {
 		return nil, err
 	}
 	sec := page.Section{ID: "capacity", Title: "Capacity: knee and load response by treatment"}
-	if aerr != nil {
+	if cc.Problem != nil {
 		sec.Summary = "The capacity analysis could not run on these results."
-		sec.Blocks = append(sec.Blocks, note("warning", capital(aerr.Error())))
+		sec.Blocks = append(sec.Blocks, note("warning", capital(cc.Problem.Error())))
 		return []page.Section{sec}, nil
 	}
+	tcs := cc.Curves
 	if len(tcs) == 0 {
 		return nil, nil
 	}
@@ -93,10 +52,10 @@ func Capacity(st *store.Store) ([]page.Section, error) {
 }
 
 // kneeText says where the curve's knee is, or why there is none.
-func kneeText(tc treatmentCurve) string {
-	c := tc.curve
+func kneeText(tc capacity.TreatmentCurve) string {
+	c := tc.Curve
 	if c.Knee != nil {
-		return fmt.Sprintf("the knee is at %s: %s", loadText(tc.model, c.Knee.Level), c.Knee.Reason)
+		return fmt.Sprintf("the knee is at %s: %s", loadText(tc.Curve.Model, c.Knee.Level), c.Knee.Reason)
 	}
 	// The capacity analysis's note on why there is no knee.
 	for _, n := range c.Notes {
@@ -110,38 +69,38 @@ func kneeText(tc treatmentCurve) string {
 }
 
 // capacityText is the measured capacity estimate.
-func capacityText(tc treatmentCurve) string {
-	c := tc.curve
+func capacityText(tc capacity.TreatmentCurve) string {
+	c := tc.Curve
 	if c.MaxIndex < 0 {
 		return "no level is free of client limits, so there is no capacity estimate"
 	}
 	p := c.Points[c.MaxIndex]
-	return fmt.Sprintf("the highest throughput the client did not limit is %s ok/s at %s", num(c.MaxThroughput), loadText(tc.model, p.Level.Level))
+	return fmt.Sprintf("the highest throughput the client did not limit is %s ok/s at %s", num(c.MaxThroughput), loadText(tc.Curve.Model, p.Level.Level))
 }
 
 // sloFinding is the SLO verdict of the curve; "" without an SLO.
-func sloFinding(tc treatmentCurve) string {
-	o := tc.in.SLO
-	c := tc.curve
+func sloFinding(tc capacity.TreatmentCurve) string {
+	o := tc.Input.SLO
+	c := tc.Curve
 	if o == nil || len(c.Points) == 0 {
 		return ""
 	}
 	s := fmt.Sprintf("the SLO p%s ≤ %v", num(o.Percentile), o.Threshold)
 	if c.FirstFail < 0 {
-		return s + " is met at every level, up to " + loadText(tc.model, c.Points[len(c.Points)-1].Level.Level)
+		return s + " is met at every level, up to " + loadText(tc.Curve.Model, c.Points[len(c.Points)-1].Level.Level)
 	}
 	f := c.Points[c.FirstFail]
 	if c.LastPass >= 0 {
-		s += " is met up to " + loadText(tc.model, c.Points[c.LastPass].Level.Level) + " and"
+		s += " is met up to " + loadText(tc.Curve.Model, c.Points[c.LastPass].Level.Level) + " and"
 	}
-	return fmt.Sprintf("%s first fails at %s (%.2f%% of offered requests within %v)", s, loadText(tc.model, f.Level.Level), 100*f.SLO.Within.Mean, o.Threshold)
+	return fmt.Sprintf("%s first fails at %s (%.2f%% of offered requests within %v)", s, loadText(tc.Curve.Model, f.Level.Level), 100*f.SLO.Within.Mean, o.Threshold)
 }
 
 // clientText names the levels the client limited; "" when none.
-func clientText(tc treatmentCurve) string {
+func clientText(tc capacity.TreatmentCurve) string {
 	var ls []string
-	for _, i := range tc.curve.ClientLimited {
-		ls = append(ls, loadText(tc.model, tc.curve.Points[i].Level.Level))
+	for _, i := range tc.Curve.ClientLimited {
+		ls = append(ls, loadText(tc.Curve.Model, tc.Curve.Points[i].Level.Level))
 	}
 	if len(ls) == 0 {
 		return ""
@@ -149,7 +108,7 @@ func clientText(tc treatmentCurve) string {
 	return "the client was the limit at " + strings.Join(ls, ", ") + " (left out of the knee and the capacity estimate)"
 }
 
-func curveSummary(tc treatmentCurve) string {
+func curveSummary(tc capacity.TreatmentCurve) string {
 	parts := []string{kneeText(tc), capacityText(tc)}
 	for _, s := range []string{sloFinding(tc), clientText(tc)} {
 		if s != "" {
@@ -157,15 +116,15 @@ func curveSummary(tc treatmentCurve) string {
 		}
 	}
 	text := strings.Join(parts, "; ")
-	if tc.t.name != "" {
-		return sentence(tc.t.name + ": " + text)
+	if tc.Treatment.Name != "" {
+		return sentence(tc.Treatment.Name + ": " + text)
 	}
 	return capital(text)
 }
 
 // levelMarks are the findings at point i, for the table.
-func levelMarks(tc treatmentCurve, i int) (string, string) {
-	c := tc.curve
+func levelMarks(tc capacity.TreatmentCurve, i int) (string, string) {
+	c := tc.Curve
 	var ms []string
 	mark := ""
 	if c.Knee != nil && c.Knee.Index == i {
@@ -191,17 +150,17 @@ func levelMarks(tc treatmentCurve, i int) (string, string) {
 	return strings.Join(ms, ", "), mark
 }
 
-func curveBlocks(i int, tc treatmentCurve) []page.Block {
+func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 	id := fmt.Sprintf("capacity-t%d", i+1)
 	who := "the campaign"
 	title := ""
-	if tc.t.name != "" {
-		who = "treatment " + tc.t.name
-		title = " (" + tc.t.name + ")"
+	if tc.Treatment.Name != "" {
+		who = "treatment " + tc.Treatment.Name
+		title = " (" + tc.Treatment.Name + ")"
 	}
-	src := runSource(tc.in, who)
+	src := runSource(tc.Input, who)
 	ciSrc := src + "; each point is the mean across repetitions, error bars the 95% t confidence interval (n−1 degrees of freedom; none with one repetition)"
-	c := tc.curve
+	c := tc.Curve
 	var blocks []page.Block
 
 	maxLat := 0.0
@@ -212,9 +171,9 @@ func curveBlocks(i int, tc treatmentCurve) []page.Block {
 		}
 	}
 	unit, div := latencyUnit(maxLat)
-	cols := []page.Column{loadColumn(tc.model), {Title: "reps"}, {Title: "throughput (ok/s) [95% CI]", Unit: "ok/s"},
+	cols := []page.Column{loadColumn(tc.Curve.Model), {Title: "reps"}, {Title: "throughput (ok/s) [95% CI]", Unit: "ok/s"},
 		{Title: "shortfall (%)", Unit: "%"}, {Title: "mean latency (" + unit + ") [95% CI]", Unit: "µs"}}
-	if tc.in.SLO != nil {
+	if tc.Input.SLO != nil {
 		cols = append(cols, page.Column{Title: "SLO"})
 	}
 	cols = append(cols, page.Column{Title: "busiest host CPU (%)", Unit: "%"}, page.Column{Title: "finding"})
@@ -233,7 +192,7 @@ func curveBlocks(i int, tc treatmentCurve) []page.Block {
 		}
 		row := []page.Cell{page.Number(num(p.Level.Level), p.Level.Level), intCell(int64(p.Reps)),
 			ciCell(p.Throughput, p.ThroughputCI, 1, 1), shortfall, ciCell(p.Latency, p.LatencyCI, 2, div)}
-		if tc.in.SLO != nil {
+		if tc.Input.SLO != nil {
 			v := verdictCell("pass", "pass")
 			if p.SLO == nil || !p.SLO.Pass {
 				v = verdictCell("FAIL", "fail")
@@ -258,11 +217,11 @@ func curveBlocks(i int, tc treatmentCurve) []page.Block {
 		offered.Points = append(offered.Points, chart.Point{X: p.Level.Level, Y: chart.Num(p.Level.Level)})
 	}
 	series := []chart.Series{achieved}
-	if tc.model == "open" {
+	if tc.Curve.Model == "open" {
 		series = append(series, offered)
 	}
-	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-throughput", Title: "Throughput against " + loadAxis(tc.model).Label + title, Source: ciSrc,
-		Line: &chart.Line{X: loadAxis(tc.model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: series, Rules: rules}}})
+	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-throughput", Title: "Throughput against " + loadAxis(tc.Curve.Model).Label + title, Source: ciSrc,
+		Line: &chart.Line{X: loadAxis(tc.Curve.Model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: series, Rules: rules}}})
 
 	mean := chart.Series{Name: "mean latency"}
 	var sloSeries chart.Series
@@ -277,7 +236,7 @@ func curveBlocks(i int, tc treatmentCurve) []page.Block {
 	}
 	latSeries := []chart.Series{mean}
 	latRules := rules
-	if o := tc.in.SLO; o != nil {
+	if o := tc.Input.SLO; o != nil {
 		sloSeries.Name = "p" + num(o.Percentile)
 		if o.Op != "" {
 			sloSeries.Name += " of " + o.Op
@@ -285,21 +244,21 @@ func curveBlocks(i int, tc treatmentCurve) []page.Block {
 		latSeries = append(latSeries, sloSeries)
 		latRules = append([]chart.Rule{{Axis: "y", Value: float64(o.Threshold.Microseconds()) / div, Label: "SLO " + o.Threshold.String()}}, rules...)
 	}
-	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-latency", Title: "Latency against " + loadAxis(tc.model).Label + title,
+	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-latency", Title: "Latency against " + loadAxis(tc.Curve.Model).Label + title,
 		Source: ciSrc + "; mean = tau, the per-run mean response time of successful requests; the SLO percentile comes from each run's merged histogram",
-		Line:   &chart.Line{X: loadAxis(tc.model), Y: chart.Axis{Label: "latency", Unit: unit, Log: wantLog(values)}, Series: latSeries, Rules: latRules}}})
+		Line:   &chart.Line{X: loadAxis(tc.Curve.Model), Y: chart.Axis{Label: "latency", Unit: unit, Log: wantLog(values)}, Series: latSeries, Rules: latRules}}})
 
 	if cpu := cpuSeries(c); len(cpu) > 0 {
-		blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-cpu", Title: "Host CPU against " + loadAxis(tc.model).Label + title,
+		blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-cpu", Title: "Host CPU against " + loadAxis(tc.Curve.Model).Label + title,
 			Source: src + "; each point is the mean across repetitions of the host's mean CPU utilisation over the measured phase (lab hosts: share of their vCPU quota), error bars none",
-			Line:   &chart.Line{X: loadAxis(tc.model), Y: chart.Axis{Label: "CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}, Series: cpu, Rules: rules}}})
+			Line:   &chart.Line{X: loadAxis(tc.Curve.Model), Y: chart.Axis{Label: "CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}, Series: cpu, Rules: rules}}})
 	}
 	if c.Knee != nil {
 		blocks = append(blocks, note("info", sentence(fmt.Sprintf("Knee%s, %s method: %s", title, c.Knee.Method, c.Knee.Reason))))
 	}
 	prefix := ""
-	if tc.t.name != "" {
-		prefix = tc.t.name + ": "
+	if tc.Treatment.Name != "" {
+		prefix = tc.Treatment.Name + ": "
 	}
 	for _, n := range c.Notes {
 		level := "info"
@@ -324,8 +283,8 @@ func finiteOr0(v float64) float64 {
 
 // curveRules mark the knee, the first level failing the SLO and the
 // client-limited levels on a chart over load.
-func curveRules(tc treatmentCurve) []chart.Rule {
-	c := tc.curve
+func curveRules(tc capacity.TreatmentCurve) []chart.Rule {
+	c := tc.Curve
 	var rs []chart.Rule
 	if c.Knee != nil {
 		rs = append(rs, chart.Rule{Axis: "x", Value: c.Knee.Level, Label: "knee"})
@@ -368,10 +327,10 @@ func cpuSeries(c capacity.Curve) []chart.Series {
 }
 
 // compareCharts overlay the treatments' curves.
-func compareCharts(tcs []treatmentCurve) []page.Block {
-	model := tcs[0].model
+func compareCharts(tcs []capacity.TreatmentCurve) []page.Block {
+	model := tcs[0].Curve.Model
 	for _, tc := range tcs {
-		if tc.model != model {
+		if tc.Curve.Model != model {
 			return nil // open and closed curves share no x axis
 		}
 	}
@@ -379,7 +338,7 @@ func compareCharts(tcs []treatmentCurve) []page.Block {
 	maxLat := 0.0
 	var values []float64
 	for _, tc := range tcs {
-		for _, p := range tc.curve.Points {
+		for _, p := range tc.Curve.Points {
 			maxLat = math.Max(maxLat, p.Latency.Mean+finiteOr0(p.LatencyCI))
 			values = append(values, p.Latency.Mean)
 		}
@@ -387,14 +346,14 @@ func compareCharts(tcs []treatmentCurve) []page.Block {
 	unit, div := latencyUnit(maxLat)
 	var srcs []string
 	for _, tc := range tcs {
-		t := chart.Series{Name: tc.t.name}
-		l := chart.Series{Name: tc.t.name}
-		for _, p := range tc.curve.Points {
+		t := chart.Series{Name: tc.Treatment.Name}
+		l := chart.Series{Name: tc.Treatment.Name}
+		for _, p := range tc.Curve.Points {
 			t.Points = append(t.Points, chart.Point{X: p.Level.Level, Y: chart.Num(p.Throughput.Mean), Err: chart.Num(p.ThroughputCI)})
 			l.Points = append(l.Points, chart.Point{X: p.Level.Level, Y: chart.Num(p.Latency.Mean / div), Err: chart.Num(p.LatencyCI / div)})
 		}
 		tput, lat = append(tput, t), append(lat, l)
-		srcs = append(srcs, strings.TrimPrefix(runSource(tc.in, "treatment "+tc.t.name), "from "))
+		srcs = append(srcs, strings.TrimPrefix(runSource(tc.Input, "treatment "+tc.Treatment.Name), "from "))
 	}
 	src := "from " + strings.Join(srcs, "; ") + "; each point is the mean across repetitions, error bars the 95% t confidence interval"
 	return []page.Block{

@@ -3,7 +3,9 @@ package rigor
 import (
 	"slices"
 
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/analysis/capacity"
+	"github.com/headroom-dev/headroom/internal/analysis/variability"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // Finding is one headline finding for the terminal summary: a short label
@@ -18,9 +20,9 @@ type Finding struct {
 // modelling range (c) of the treatment's group of equal instances, and the
 // estimate of the treatment's probes. Analyses that cannot run on the data
 // give a "note" finding instead of an error; err is a failure to read the
-// store.
-func Findings(st *store.Store, treatment string) ([]Finding, error) {
-	_, tcs, aerr, err := loadCurves(st)
+// results.
+func Findings(r *results.Results, treatment string) ([]Finding, error) {
+	cc, err := capacity.FromResults(r, capacity.Config{})
 	if err != nil {
 		return nil, err
 	}
@@ -30,11 +32,11 @@ func Findings(st *store.Store, treatment string) ([]Finding, error) {
 			out = append(out, Finding{label, text})
 		}
 	}
-	if aerr != nil {
-		add("note", "capacity analysis: "+aerr.Error())
+	if cc.Problem != nil {
+		add("note", "capacity analysis: "+cc.Problem.Error())
 	}
-	for _, tc := range tcs {
-		if tc.t.name != treatment {
+	for _, tc := range cc.Curves {
+		if tc.Treatment.Name != treatment {
 			continue
 		}
 		add("Knee", kneeText(tc))
@@ -42,15 +44,16 @@ func Findings(st *store.Store, treatment string) ([]Finding, error) {
 		add("SLO", sloFinding(tc))
 		add("Client", clientText(tc))
 	}
-	res, _, ok, aerr, err := loadVariability(st)
+	study, err := variability.FromResults(r)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case !ok:
-	case aerr != nil:
-		add("note", "variation analysis: "+aerr.Error())
-	case hasVariation(res):
+	case study == nil:
+	case study.Problem != nil:
+		add("note", "variation analysis: "+study.Problem.Error())
+	case hasVariation(study.Result):
+		res := study.Result
 		for _, x := range res.Instances {
 			if x.Name == treatment {
 				add("Repeatable", "(a) "+repeatText(x, res.Config))
@@ -70,7 +73,7 @@ func Findings(st *store.Store, treatment string) ([]Finding, error) {
 			add("Valid range", "(c) "+text)
 		}
 	}
-	prs, err := loadProbes(st)
+	prs, err := loadProbes(r)
 	if err != nil {
 		return nil, err
 	}

@@ -1,53 +1,41 @@
 package rigor
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/lab"
+	"github.com/headroom-dev/headroom/internal/analysis/scaling"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
-// probeRun is one stored probe with its windows.
+// probeRun is one stored probe with its settings and windows.
 type probeRun struct {
-	p         store.Probe
-	treatment string // from the probe's config_json ("" without treatments)
+	p         results.Probe
+	treatment string // "" without treatments
 	window    time.Duration
 	margin    time.Duration
-	windows   []store.ProbeWindow
-}
-
-// probeConfig is the part of a probe's config_json the report reads.
-type probeConfig struct {
-	Treatment string `json:"treatment"`
-	Window    string `json:"window"`
-	Margin    string `json:"margin"`
+	windows   []results.ProbeWindow
 }
 
 // loadProbes reads every probe with its windows, in the order they ran.
-func loadProbes(st *store.Store) ([]probeRun, error) {
-	ps, err := st.Probes()
+func loadProbes(r *results.Results) ([]probeRun, error) {
+	ps, err := r.Probes()
 	if err != nil {
 		return nil, err
 	}
 	var out []probeRun
 	for _, p := range ps {
-		ws, err := st.ProbeWindows(p.ID)
+		ws, err := r.ProbeWindows(p.ID)
 		if err != nil {
 			return nil, err
 		}
-		var cfg probeConfig
-		_ = json.Unmarshal([]byte(p.ConfigJSON), &cfg) // an unreadable config only loses labels
-		pr := probeRun{p: p, treatment: cfg.Treatment, windows: ws}
-		pr.window, _ = time.ParseDuration(cfg.Window)
-		pr.margin, _ = time.ParseDuration(cfg.Margin)
-		out = append(out, pr)
+		set := results.SettingsOf(p)
+		out = append(out, probeRun{p: p, treatment: set.Treatment, window: set.Window, margin: set.Margin, windows: ws})
 	}
 	return out, nil
 }
@@ -61,7 +49,7 @@ func probeText(pr probeRun) string {
 	p := pr.p
 	s := ""
 	switch {
-	case p.Status == store.StatusRunning:
+	case p.Status == results.StatusRunning:
 		s = fmt.Sprintf("the probe did not finish (%s so far)", plural(len(pr.windows), "window"))
 	case !math.IsNaN(p.Estimate):
 		s = fmt.Sprintf("estimate %s req/s at %s after %s", num(p.Estimate), pr.sla(), plural(len(pr.windows), "window"))
@@ -73,7 +61,7 @@ func probeText(pr probeRun) string {
 	if math.IsNaN(p.Estimate) && !math.IsNaN(p.LowerBound) {
 		s += fmt.Sprintf("; the server met %s at %s req/s", pr.sla(), num(p.LowerBound))
 	}
-	if p.Status == store.StatusInterrupted {
+	if p.Status == results.StatusInterrupted {
 		s += " (interrupted)"
 	}
 	return s
@@ -96,53 +84,43 @@ type ProbeRow struct {
 	VCPUs        float64 // per server
 	PricePerHour float64 // per server, volumes included
 	// CostPerReqPerSec = Servers × PricePerHour × 730 / Estimate ($ per
-	// month per req/s); NaN without a price or an estimate.
+	// month per req/s, scaling.CostPerReqPerSec); NaN without a price or an
+	// estimate.
 	CostPerReqPerSec float64
 }
 
 // ProbeComparison returns every stored probe with its deployment and cost
 // per req/s, in the order they ran.
-func ProbeComparison(st *store.Store) ([]ProbeRow, error) {
-	c, err := load(st)
+func ProbeComparison(r *results.Results) ([]ProbeRow, error) {
+	prs, err := loadProbes(r)
 	if err != nil {
 		return nil, err
 	}
-	prs, err := loadProbes(st)
-	if err != nil {
-		return nil, err
-	}
-	return probeRows(c, prs), nil
+	return probeRows(r, prs), nil
 }
 
-func probeRows(c *campaign, prs []probeRun) []ProbeRow {
-	labs := c.labs()
+func probeRows(r *results.Results, prs []probeRun) []ProbeRow {
 	var out []ProbeRow
 	for _, pr := range prs {
-		r := ProbeRow{Treatment: pr.treatment, Status: pr.p.Status, Stop: pr.p.Stop, Estimate: pr.p.Estimate, LowerBound: pr.p.LowerBound,
+		row := ProbeRow{Treatment: pr.treatment, Status: pr.p.Status, Stop: pr.p.Stop, Estimate: pr.p.Estimate, LowerBound: pr.p.LowerBound,
 			Windows: len(pr.windows), SLA: pr.sla(), CostPerReqPerSec: math.NaN()}
-		t, _ := c.find(pr.treatment)
-		if sh, ok := shapeOf(labAt(labs, pr.p.Start), managedHost(t.spec)); ok {
-			r.Type, r.Servers, r.VCPUs, r.PricePerHour = sh.Types, sh.Servers, sh.VCPUs, sh.PricePerHour
-			if r.PricePerHour > 0 && r.Estimate > 0 {
-				r.CostPerReqPerSec = float64(r.Servers) * r.PricePerHour * lab.HoursPerMonth / r.Estimate
-			}
+		t, _ := r.Treatment(pr.treatment)
+		if d, ok := scaling.DeploymentAt(r, pr.p.Start, t.Target.Hosts); ok {
+			row.Type, row.Servers, row.VCPUs, row.PricePerHour = d.Types, d.Servers, d.VCPUs, d.PricePerHour
+			row.CostPerReqPerSec = scaling.CostPerReqPerSec(d.Servers, d.PricePerHour, row.Estimate)
 		}
-		out = append(out, r)
+		out = append(out, row)
 	}
 	return out
 }
 
-// Probe is the report section of the black-box capacity probe (seed-digest
-// §3, seed 004): the result of every probe, compared across treatments,
-// and for each probe its windows, its per-second pass rule over time and
-// the latency/throughput surface (percentile x rate x latency). No section
-// without probes.
-func Probe(st *store.Store) ([]page.Section, error) {
-	c, err := load(st)
-	if err != nil {
-		return nil, err
-	}
-	prs, err := loadProbes(st)
+// ProbeSections is the report section of the black-box capacity probe
+// (seed-digest §3, seed 004): the result of every probe, compared across
+// treatments, and for each probe its windows, its per-second pass rule
+// over time and the latency/throughput surface (percentile x rate x
+// latency). No section without probes.
+func ProbeSections(r *results.Results) ([]page.Section, error) {
+	prs, err := loadProbes(r)
 	if err != nil || len(prs) == 0 {
 		return nil, err
 	}
@@ -157,7 +135,7 @@ func Probe(st *store.Store) ([]page.Section, error) {
 	}
 	sec.Summary = strings.Join(parts, " ")
 	if len(prs) > 1 {
-		sec.Blocks = append(sec.Blocks, compareProbes(probeRows(c, prs))...)
+		sec.Blocks = append(sec.Blocks, compareProbes(probeRows(r, prs))...)
 	}
 	for i, pr := range prs {
 		sec.Blocks = append(sec.Blocks, probeBlocks(i, pr)...)
@@ -207,7 +185,7 @@ func rttText(us float64) string {
 }
 
 // windowMark colours a window's verdict.
-func windowMark(w store.ProbeWindow) string {
+func windowMark(w results.ProbeWindow) string {
 	switch {
 	case w.Discarded:
 		return "warn"
@@ -218,9 +196,9 @@ func windowMark(w store.ProbeWindow) string {
 }
 
 // percentile returns a window's latency (µs) at p, one of
-// store.ProbePercentiles; NaN when not stored.
-func percentile(w store.ProbeWindow, p float64) float64 {
-	for i, q := range store.ProbePercentiles {
+// results.ProbePercentiles; NaN when not stored.
+func percentile(w results.ProbeWindow, p float64) float64 {
+	for i, q := range results.ProbePercentiles {
 		if q == p && i < len(w.Percentiles) {
 			return w.Percentiles[i]
 		}
@@ -357,7 +335,7 @@ func secondsChart(id, title, src string, pr probeRun) *chart.Chart {
 // rate the probe held (discarded windows left out), the latency at each
 // stored percentile, as a heat map with rates across and percentiles up.
 func surfaceChart(id, title, src string, pr probeRun) *chart.Chart {
-	byRate := map[float64][]store.ProbeWindow{}
+	byRate := map[float64][]results.ProbeWindow{}
 	maxUS := 0.0
 	for _, w := range pr.windows {
 		if w.Discarded || len(w.Percentiles) == 0 {
@@ -382,7 +360,7 @@ func surfaceChart(id, title, src string, pr probeRun) *chart.Chart {
 		h.XLabels = append(h.XLabels, num(r))
 	}
 	var all []float64
-	for k, p := range store.ProbePercentiles {
+	for k, p := range results.ProbePercentiles {
 		h.YLabels = append(h.YLabels, "p"+num(p))
 		row := make([]chart.Num, len(rates))
 		for j, r := range rates {

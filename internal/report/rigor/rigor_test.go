@@ -10,15 +10,27 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
+
+// model reads the store as the report does.
+func model(t *testing.T, st *store.Store) *results.Results {
+	t.Helper()
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
 
 // all builds every section of this package, in report order.
 func all(t *testing.T, st *store.Store) []page.Section {
 	t.Helper()
+	r := model(t, st)
 	var out []page.Section
-	for _, b := range []func(*store.Store) ([]page.Section, error){Capacity, Variability, Scaling, Probe} {
-		secs, err := b(st)
+	for _, b := range []func(*results.Results) ([]page.Section, error){CapacitySections, VariabilitySections, ScalingSections, ProbeSections} {
+		secs, err := b(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -209,7 +221,7 @@ func TestVariabilitySectionVerdicts(t *testing.T) {
 // its 64 µs bucket, which adds 16 µs to it.)
 func TestFindingsOfATreatment(t *testing.T) {
 	st, _ := variationStore(t)
-	fs, err := Findings(st, "inst-a")
+	fs, err := Findings(model(t, st), "inst-a")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +277,7 @@ func TestProbeSection(t *testing.T) {
 	if value(cmp.Rows[0][2]) != 300 || value(cmp.Rows[1][2]) != 600 || cmp.Rows[1][6].Text != "medium" || !near(value(cmp.Rows[0][9]), 0.219, 1e-9) {
 		t.Errorf("comparison rows %+v", cmp.Rows)
 	}
-	rows, err := ProbeComparison(st)
+	rows, err := ProbeComparison(model(t, st))
 	if err != nil || len(rows) != 2 || rows[0].Treatment != "small" || rows[1].VCPUs != 1 || !near(rows[1].CostPerReqPerSec, 0.219, 1e-9) {
 		t.Errorf("ProbeComparison %+v %v", rows, err)
 	}
@@ -286,7 +298,7 @@ func TestProbeSection(t *testing.T) {
 	if len(win.Rows) != 8 || win.Rows[7][12].Mark != "fail" || win.Rows[0][12].Mark != "pass" {
 		t.Errorf("window rows %d, verdict marks %q %q", len(win.Rows), win.Rows[0][12].Mark, win.Rows[7][12].Mark)
 	}
-	fs, err := Findings(st, "medium")
+	fs, err := Findings(model(t, st), "medium")
 	if err != nil || len(fs) == 0 || fs[len(fs)-1].Label != "Probe" || !strings.Contains(fs[len(fs)-1].Text, "600 req/s") {
 		t.Errorf("findings %+v %v", fs, err)
 	}

@@ -7,14 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/store"
-
-	// The stored specs name these targets; they must be registered for the
-	// specs to parse, as the CLI's imports do in the real program.
-	_ "github.com/headroom-dev/headroom/internal/target/null"
-	_ "github.com/headroom-dev/headroom/internal/target/postgres"
 )
 
 var synthT0 = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -38,7 +32,7 @@ type synth struct {
 	st   *store.Store
 	dir  string
 	now  time.Time
-	labs map[string][]lab.HostState // lab hosts per treatment
+	labs map[string][]labHost // lab hosts per treatment
 	last string
 }
 
@@ -50,7 +44,7 @@ func newSynth(t *testing.T, name, src string) *synth {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &synth{t: t, st: st, dir: dir, now: synthT0, labs: map[string][]lab.HostState{}, last: "\x00"}
+	return &synth{t: t, st: st, dir: dir, now: synthT0, labs: map[string][]labHost{}, last: "\x00"}
 }
 
 func (s *synth) must(err error) {
@@ -67,8 +61,18 @@ func (s *synth) labEvent(treatment string) {
 	s.now = s.now.Add(time.Second)
 }
 
-func host(name, typ string, vcpus, price float64) lab.HostState {
-	return lab.HostState{HostConfig: lab.HostConfig{Name: name, Type: typ, VCPUs: vcpus, PricePerHour: price}, Addr: "10.201.9.10"}
+// labHost is a host of a lab event's detail as internal/lab writes it
+// (the fields the results model reads).
+type labHost struct {
+	Name         string  `json:"name"`
+	Type         string  `json:"type"`
+	VCPUs        float64 `json:"vcpus"`
+	PricePerHour float64 `json:"price_per_hour"`
+	Addr         string  `json:"addr"`
+}
+
+func host(name, typ string, vcpus, price float64) labHost {
+	return labHost{Name: name, Type: typ, VCPUs: vcpus, PricePerHour: price, Addr: "10.201.9.10"}
 }
 
 // run writes one completed 10 s run: one interval of tput x 10 requests
@@ -146,7 +150,7 @@ func variationStore(t *testing.T) (*store.Store, string) { return variationStore
 
 func variationStoreWith(t *testing.T, src string) (*store.Store, string) {
 	s := newSynth(t, "synthvar", src)
-	small := []lab.HostState{host("db1", "small", 0.5, 0.09), host("db2", "small", 0.5, 0.09)}
+	small := []labHost{host("db1", "small", 0.5, 0.09), host("db2", "small", 0.5, 0.09)}
 	s.labs["inst-a"], s.labs["inst-b"] = small, small
 	levels := []float64{100, 200, 300}
 	for ti, tr := range []string{"inst-a", "inst-b"} {
@@ -193,8 +197,8 @@ treatments:
 
 func scalingStore(t *testing.T) (*store.Store, string) {
 	s := newSynth(t, "synthscale", scalingSpec)
-	s.labs["small"] = []lab.HostState{host("db1", "small", 0.5, 0.09)}
-	s.labs["medium"] = []lab.HostState{host("db1", "medium", 1, 0.18)}
+	s.labs["small"] = []labHost{host("db1", "small", 0.5, 0.09)}
+	s.labs["medium"] = []labHost{host("db1", "medium", 1, 0.18)}
 	levels := []float64{100, 200, 400}
 	for ti, tr := range []string{"small", "medium"} {
 		for li, lv := range levels {

@@ -9,129 +9,32 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/variability"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
-	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
-// variabilityConfig turns the stored spec's analysis.variability into the
-// analysis's configuration, restricted to the treatments with completed
-// runs; the notes say what was left out.
-func (c *campaign) variabilityConfig(withRuns map[string]bool) (variability.Config, []string) {
-	var v spec.VariabilityAnalysis
-	var ts []spec.Treatment
-	if c.spec != nil {
-		v, ts = c.spec.Analysis.Variability, c.spec.Treatments
-	}
-	cfg := variability.Config{RepeatSE: v.RepeatSE.Duration, CrossDiff: v.CrossDiff.Duration, Host: v.Host, Hosts: map[string]string{}}
-	if v.Trim != nil {
-		if v.Trim.Duration == 0 {
-			cfg.NoTrim = true
-		} else {
-			cfg.TrimStart, cfg.TrimEnd = v.Trim.Duration, v.Trim.Duration
-		}
-	}
-	for k, h := range v.Hosts {
-		cfg.Hosts[k] = h
-	}
-	if v.Host == "" {
-		// A managed server on a lab host: theta is that host's CPU.
-		for _, t := range c.treatments {
-			if h := managedHost(t.spec); h != "" && cfg.Hosts[t.name] == "" {
-				cfg.Hosts[t.name] = h
-			}
-		}
-	}
-	var notes []string
-	keep := func(names []string, what string) []string {
-		var out []string
-		for _, n := range names {
-			if withRuns[n] {
-				out = append(out, n)
-			} else {
-				notes = append(notes, fmt.Sprintf("analysis.variability.%s names %s, which has no completed runs; it is left out", what, label(n)))
-			}
-		}
-		return out
-	}
-	for _, g := range v.Equal {
-		if kept := keep(g, "equal"); len(kept) > 0 {
-			cfg.Groups = append(cfg.Groups, kept)
-		}
-	}
-	if len(v.Equal) > 0 {
-		// Instances in no group are still judged on their own.
-		in := map[string]bool{}
-		for _, g := range cfg.Groups {
-			for _, n := range g {
-				in[n] = true
-			}
-		}
-		for _, t := range c.treatments {
-			if withRuns[t.name] && !in[t.name] {
-				cfg.Groups = append(cfg.Groups, []string{t.name})
-			}
-		}
-	}
-	if pol := v.PoliciesFor(ts); pol != nil {
-		names := make([]string, 0, len(pol))
-		for n := range pol {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		cfg.Policies = map[string]string{}
-		for _, n := range keep(names, "policies") {
-			cfg.Policies[n] = pol[n]
-		}
-		if len(cfg.Policies) < 2 {
-			cfg.Policies = nil // one policy compares with nothing
-		}
-	}
-	return cfg, notes
-}
-
-// loadVariability reads the store and runs the variation analysis; ok is
-// false when the store has no completed run. aerr is the analysis's
-// complaint about the data or settings.
-func loadVariability(st *store.Store) (res variability.Result, notes []string, ok bool, aerr, err error) {
-	c, err := load(st)
-	if err != nil {
-		return res, nil, false, nil, err
-	}
-	in, err := variability.FromStore(st)
-	if err != nil || len(in.Runs) == 0 {
-		return res, nil, false, nil, err
-	}
-	withRuns := map[string]bool{}
-	for _, rd := range in.Runs {
-		withRuns[rd.Run.Treatment] = true
-	}
-	cfg, notes := c.variabilityConfig(withRuns)
-	res, aerr = variability.Analyze(in, cfg)
-	return res, notes, true, aerr, nil
-}
-
-// Variability is the report section of seed 001's rigor verdicts
+// VariabilitySections is the report section of seed 001's rigor verdicts
 // (seed-digest §2): per instance and level tau, tau_se, theta_mean and mu
 // with verdict (a); the cross-instance differences of treatments created
 // equal with verdict (b); the valid modelling range (c); and the reset
 // policies compared. No section unless some level was repeated or a group
 // of equal instances was measured.
-func Variability(st *store.Store) ([]page.Section, error) {
-	res, notes, ok, aerr, err := loadVariability(st)
-	if err != nil || !ok {
+func VariabilitySections(r *results.Results) ([]page.Section, error) {
+	study, err := variability.FromResults(r)
+	if err != nil || study == nil {
 		return nil, err
 	}
 	sec := page.Section{ID: "variability", Title: "Variation: repeatability, equal instances and the valid modelling range"}
-	if aerr != nil {
+	if study.Problem != nil {
 		sec.Summary = "The variation analysis could not run with these settings."
-		sec.Blocks = append(sec.Blocks, note("warning", capital(aerr.Error())))
+		sec.Blocks = append(sec.Blocks, note("warning", capital(study.Problem.Error())))
 		return []page.Section{sec}, nil
 	}
+	res := study.Result
 	if !hasVariation(res) {
 		return nil, nil
 	}
 	sec.Summary = variabilitySummary(res)
-	for _, n := range notes {
+	for _, n := range study.Notes {
 		sec.Blocks = append(sec.Blocks, note("warning", capital(n)))
 	}
 	sec.Blocks = append(sec.Blocks, variabilityBlocks(res)...)

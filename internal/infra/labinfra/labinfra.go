@@ -1,0 +1,234 @@
+// Package labinfra is the infra provider of the emulated IaaS region
+// (internal/lab): its hosts are the lab's, servers run inside a host's
+// network namespace and cgroups, and the lab's faults and limit changes
+// are its capabilities.
+package labinfra
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+
+	"github.com/headroom-dev/headroom/internal/infra"
+	"github.com/headroom-dev/headroom/internal/lab"
+)
+
+// Name is the provider's name.
+const Name = "lab"
+
+// Provider brings up one lab and gives its hosts.
+type Provider struct {
+	name  string
+	hosts []lab.HostConfig
+	cat   *lab.Catalog
+	keep  bool
+	lab   *lab.Lab // nil until Up
+}
+
+// New returns the provider of lab name with hosts from cat. keep leaves a
+// lab this provider brought up running after Down (the spec's lab.keep).
+func New(name string, hosts []lab.HostConfig, cat *lab.Catalog, keep bool) *Provider {
+	return &Provider{name: name, hosts: hosts, cat: cat, keep: keep}
+}
+
+// FromDefinition resolves a spec's lab: section (its catalog relative to
+// specDir); name is the lab's name when the section does not give one.
+func FromDefinition(d *lab.Definition, name, specDir string) (*Provider, error) {
+	hosts, cat, err := d.Resolve(specDir)
+	if err != nil {
+		return nil, err
+	}
+	if d.Name != "" {
+		name = d.Name
+	}
+	return New(name, hosts, cat, d.Keep), nil
+}
+
+// Name implements infra.Provider.
+func (p *Provider) Name() string { return Name }
+
+// Up implements infra.Provider: it brings the lab up, or takes over the
+// lab of that name when it is up with the same hosts (a killed campaign's
+// included).
+func (p *Provider) Up(_ context.Context, opt infra.UpOptions) (infra.Hosts, error) {
+	if p.lab == nil {
+		l, err := lab.Up(p.name, p.hosts, p.cat, lab.Options{Progress: opt.Note})
+		if err != nil {
+			return nil, err
+		}
+		p.lab = l
+	}
+	return p.Hosts(), nil
+}
+
+// Hosts are the lab's hosts in their defined order (nil before Up).
+func (p *Provider) Hosts() infra.Hosts {
+	if p.lab == nil {
+		return nil
+	}
+	var out infra.Hosts
+	for _, h := range p.lab.State().Hosts {
+		out = append(out, &Host{lab: p.lab, name: h.Name})
+	}
+	return out
+}
+
+// Down implements infra.Provider: it takes the lab down when Up brought it
+// up and the spec does not keep it; otherwise it only undoes the faults
+// left in place.
+func (p *Provider) Down() error {
+	if p.lab == nil {
+		return nil
+	}
+	err := p.lab.Close(p.keep)
+	p.lab = nil
+	return err
+}
+
+// Lab is the lab that is up (nil before Up): the campaign records its
+// hosts' limits from its state.
+func (p *Provider) Lab() *lab.Lab { return p.lab }
+
+// Describe implements infra.Describer: the lab's hosts, limits and the
+// catalog's prices, enough to price and describe every host afterwards.
+func (p *Provider) Describe() (string, any) {
+	if p.lab == nil {
+		return "", nil
+	}
+	st := p.lab.State()
+	return "lab", map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts, "catalog": st.Catalog}
+}
+
+func (p *Provider) up() (*lab.Lab, error) {
+	if p.lab == nil {
+		return nil, fmt.Errorf("lab %s is not up", p.name)
+	}
+	return p.lab, nil
+}
+
+// Apply implements infra.Faulter.
+func (p *Provider) Apply(e infra.Event) (string, error) {
+	l, err := p.up()
+	if err != nil {
+		return "", err
+	}
+	return l.Apply(e)
+}
+
+// ResetFaults implements infra.Faulter.
+func (p *Provider) ResetFaults() error {
+	l, err := p.up()
+	if err != nil {
+		return err
+	}
+	return l.ResetFaults()
+}
+
+// SetCPU implements infra.Resizer.
+func (p *Provider) SetCPU(host string, vcpus float64) error {
+	l, err := p.up()
+	if err != nil {
+		return err
+	}
+	return l.SetCPU(host, vcpus)
+}
+
+// SetVolume implements infra.Resizer.
+func (p *Provider) SetVolume(host string, iops, mibps float64) error {
+	l, err := p.up()
+	if err != nil {
+		return err
+	}
+	return l.SetVolume(host, iops, mibps)
+}
+
+// SetLink implements infra.Resizer.
+func (p *Provider) SetLink(host string, mbit float64) error {
+	l, err := p.up()
+	if err != nil {
+		return err
+	}
+	return l.SetLink(host, mbit)
+}
+
+// AddHost implements infra.Scaler; a lab's hosts are fixed when it comes
+// up, for now.
+func (p *Provider) AddHost(context.Context, infra.HostSpec) (infra.Host, error) {
+	return nil, fmt.Errorf("adding a host to lab %s while it runs: %w; list every host in lab.hosts", p.name, infra.ErrNotSupported)
+}
+
+// RemoveHost implements infra.Scaler; see AddHost.
+func (p *Provider) RemoveHost(context.Context, string) error {
+	return fmt.Errorf("removing a host from lab %s while it runs: %w; stop its processes with a stop or kill event instead", p.name, infra.ErrNotSupported)
+}
+
+// Host is one lab host. Its address and limits are read from the lab's
+// state on every call, so they follow the events that change them.
+type Host struct {
+	lab  *lab.Lab
+	name string
+}
+
+func (h *Host) state() lab.HostState {
+	s, _ := h.lab.Host(h.name) // the host exists: it came from the lab's state
+	return s
+}
+
+// Name implements infra.Host.
+func (h *Host) Name() string { return h.name }
+
+// Address implements infra.Host: the host's address on the lab bridge.
+func (h *Host) Address() string { return h.state().Addr }
+
+// ClientAddress implements infra.Host: the machine's own address in the
+// lab, which Headroom's connections come from.
+func (h *Host) ClientAddress() string { return h.lab.ClientAddr() }
+
+// DataDir implements infra.Host: the directory of the host's first
+// volume, whose I/O the lab throttles ("" without a volume).
+func (h *Host) DataDir() string { return h.state().VolumeDir }
+
+// Command implements infra.Host: the process joins the host's cgroups and
+// network namespace, then drops to uid:gid (lab.Command).
+func (h *Host) Command(cmd *exec.Cmd, uid, gid int) error {
+	return h.lab.Command(h.name, cmd, uid, gid)
+}
+
+// Monitor implements infra.Host: CPU, memory and volume I/O from the
+// host's cgroup and network from its link, as a guest would see them.
+func (h *Host) Monitor() (infra.Monitor, error) {
+	m, err := h.lab.NewMonitor(h.name)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Facts implements infra.Host: the host's definition with the limits in
+// force now.
+func (h *Host) Facts() infra.Facts {
+	s := h.state()
+	f := infra.Facts{Provider: Name, Name: s.Name, Address: s.Addr, Type: s.Type, VCPUs: s.Now.VCPUs,
+		MemoryBytes: s.MemoryBytes, NetworkMbit: s.Now.NetworkMbit, PricePerHour: h.PricePerHour(),
+		Stopped: s.Now.Stopped, LinkDown: s.Now.LinkDown}
+	for i, v := range s.Volumes {
+		fv := infra.Volume{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice}
+		if i == 0 {
+			// The lab keeps the first volume's limits in force in Now.
+			fv.IOPS, fv.MiBps = s.Now.IOPS, s.Now.MiBps
+		}
+		f.Volumes = append(f.Volumes, fv)
+	}
+	return f
+}
+
+// PricePerHour implements infra.Host: the instance's hourly price plus its
+// volumes' monthly prices spread over lab.HoursPerMonth hours.
+func (h *Host) PricePerHour() float64 {
+	s := h.state()
+	p := s.PricePerHour
+	for _, v := range s.Volumes {
+		p += v.MonthlyPrice / lab.HoursPerMonth
+	}
+	return p
+}

@@ -2,20 +2,22 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
+	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
-	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 func newAssessCmd() *cobra.Command {
 	var models []string
 	var thresholds []float64
 	var opSize string
-	var noSave bool
+	var save, noSave bool
 	cmd := &cobra.Command{
 		Use:   "assess RESULTS_DIR|results.db",
 		Short: "Service level pressure: which rented service is pressed, what to provision, and what it costs",
@@ -31,20 +33,28 @@ compares the cost of the change (option A) with scaling the base out
 (option B) in $/month per req/s.
 
 Models: a lab campaign's volumes (analytical provisioned-IOPS model), CPUs
-and links get theirs from the lab event; analysis.esl.models in the spec
-and --model here give others (imported data needs them) and override the
-lab's. Models read from files are kept in the results store (unless
---no-save), so later reports find them. With provider-side (CloudWatch)
-and client-side (iostat, sampled) series of the same volume it also fits
-the factor and normalized-op unit that align them (seed 000 §5.3).
+and links get theirs from the hosts' limits in force when each sample was
+taken (a set_volume event mid-run changes the volume's ESL from then on);
+analysis.esl.models in the spec and --model here give others (imported
+data needs them) and override the lab's. With --save the models read from
+files are kept in the results store, so that later reports and
+assessments find them when the files are gone. With provider-side
+(CloudWatch) and client-side (iostat, sampled) series of the same volume it
+also fits the factor and normalized-op unit that align them (seed 000
+§5.3).
 
-Everything is read from the results store; headroom report writes the same
-as a report section.`,
+Everything is read from the results store, which only --save writes to;
+headroom report writes the same as a report section and never writes to
+the store.`,
 		Example: `  headroom assess results/aisle-lab-20261124-101500
-  headroom assess --model db1/disk:xvdf=io1-300.yaml --threshold 80 imported.db`,
+  headroom assess --model db1/disk:xvdf=io1-300.yaml --threshold 80 imported.db
+  headroom assess --save --model db1/disk:xvdf=io1-300.yaml imported.db`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			opt := pressure.Options{Thresholds: thresholds, OpSize: opSize, SaveModels: !noSave}
+			if save && noSave {
+				return &exitError{ExitUsage, "--save and --no-save contradict each other; give one"}
+			}
+			opt := assess.Options{Thresholds: thresholds, OpSize: opSize}
 			for _, m := range models {
 				mf, err := parseModelFlag(m)
 				if err != nil {
@@ -52,45 +62,67 @@ as a report section.`,
 				}
 				opt.Models = append(opt.Models, mf)
 			}
-			if opSize != "" && opSize != spec.ESLOpSizeBest && opSize != spec.ESLOpSizeObserved {
+			if opSize != "" && opSize != assess.OpSizeBest && opSize != assess.OpSizeObserved {
 				return &exitError{ExitUsage, fmt.Sprintf("--op-size %q is not a policy; use best or observed", opSize)}
 			}
 			path, err := storePath(args[0])
 			if err != nil {
 				return err
 			}
-			st, err := store.Open(path)
+			r, err := results.Open(path)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			a, err := pressure.Assess(st, opt)
+			defer r.Close()
+			a, err := assess.FromResults(r, opt)
 			if err != nil {
 				return err
 			}
 			pressure.Terminal(c.OutOrStdout(), a)
+			if save {
+				return saveModels(c.OutOrStdout(), r, a)
+			}
 			return nil
 		},
 	}
 	cmd.Flags().StringArrayVar(&models, "model", nil, "HOST/RESOURCE=FILE: the ESL model of a host's resource, e.g. db1/volume:data=esl.yaml (repeatable)")
 	cmd.Flags().Float64SliceVar(&thresholds, "threshold", nil, "critical SLP threshold in percent (repeatable; default analysis.esl.thresholds, else 70 and 95)")
 	cmd.Flags().StringVar(&opSize, "op-size", "", "where a volume's ESL is taken: best (the op size where it is highest) or observed (each interval's mean op size)")
-	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the models read from files in the results store")
+	cmd.Flags().BoolVar(&save, "save", false, "keep the models read from files (--model, analysis.esl.models) in the results store")
+	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the models read from files in the results store (the default; see --save)")
 	return cmd
 }
 
+// saveModels writes the models the assessment read from files into the
+// results store, where later reports and assessments find them.
+func saveModels(w io.Writer, r *results.Results, a *assess.Assessment) error {
+	if len(a.FromFiles) == 0 {
+		fmt.Fprintln(w, "\nNo model was read from a file; nothing to save.")
+		return nil
+	}
+	var names []string
+	for _, m := range a.FromFiles {
+		if err := r.Store().PutESLModel(m); err != nil {
+			return err
+		}
+		names = append(names, fmt.Sprintf("%s/%s (%s)", m.Host, m.Resource, m.Origin))
+	}
+	fmt.Fprintf(w, "\nSaved %d ESL model(s) in %s: %s\n", len(names), r.Path(), strings.Join(names, ", "))
+	return nil
+}
+
 // parseModelFlag reads HOST/RESOURCE=FILE.
-func parseModelFlag(v string) (pressure.ModelFile, error) {
+func parseModelFlag(v string) (assess.ModelFile, error) {
 	ref, file, ok := strings.Cut(v, "=")
 	if !ok || file == "" {
-		return pressure.ModelFile{}, fmt.Errorf("--model %q: write HOST/RESOURCE=FILE, e.g. db1/volume:data=esl.yaml", v)
+		return assess.ModelFile{}, fmt.Errorf("--model %q: write HOST/RESOURCE=FILE, e.g. db1/volume:data=esl.yaml", v)
 	}
-	host, res, src, err := spec.ParseSeries(ref)
+	host, res, src, err := slp.ParseSeries(ref)
 	if err != nil {
-		return pressure.ModelFile{}, fmt.Errorf("--model: %v", err)
+		return assess.ModelFile{}, fmt.Errorf("--model: %v", err)
 	}
 	if src != "" {
-		return pressure.ModelFile{}, fmt.Errorf("--model %q: a model applies to every source of the resource; leave out @%s", v, src)
+		return assess.ModelFile{}, fmt.Errorf("--model %q: a model applies to every source of the resource; leave out @%s", v, src)
 	}
-	return pressure.ModelFile{Host: host, Resource: res, File: file}, nil
+	return assess.ModelFile{Host: host, Resource: res, File: file}, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-dev/headroom/internal/analysis/pressure/pressuretest"
 	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
@@ -44,14 +46,14 @@ func runCommand(t *testing.T, cmd *cobra.Command, args ...string) (stdout, stder
 func synthLabDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	if err := pressure.SynthLab(filepath.Join(dir, "results.db")); err != nil {
+	if err := pressuretest.SynthLab(filepath.Join(dir, "results.db")); err != nil {
 		t.Fatal(err)
 	}
 	return dir
 }
 
 // headroom assess on the designed two-treatment lab results
-// (pressure.SynthLab): the recommendation before, its verification after,
+// (pressuretest.SynthLab): the recommendation before, its verification after,
 // and the cost comparison.
 func TestAssessCommand(t *testing.T) {
 	dir := synthLabDir(t)
@@ -151,4 +153,78 @@ func pressureSectionsOf(t *testing.T, st *store.Store) ([]page.Section, error) {
 		t.Fatal(err)
 	}
 	return pressure.ReportSections(r)
+}
+
+// headroom report reads the models of analysis.esl.models files but never
+// writes to the results database: the file is byte for byte the same
+// afterwards. headroom assess --save then keeps the models in it, and a
+// later assess finds them when the file is gone.
+func TestReportNeverWritesAndAssessSaves(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "results.db")
+	spec := pressuretest.SynthLabSpecText + "analysis:\n  esl:\n    models: [{host: db1, resource: cpu, file: cpu.yaml}]\n"
+	if err := pressuretest.SynthLabSpec(db, filepath.Join(dir, "aisle-synth.yaml"), spec); err != nil {
+		t.Fatal(err)
+	}
+	model := writeFile(t, dir, "cpu.yaml", "kind: single\nname: half-a-cpu\nqualities: {util_pct: 50}\n")
+	sum := func() [32]byte {
+		t.Helper()
+		b, err := os.ReadFile(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sha256.Sum256(b)
+	}
+	before := sum()
+	if _, e, code := runCommand(t, newReportCmd(), dir); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, e)
+	}
+	if after := sum(); after != before {
+		t.Fatal("headroom report changed the results database")
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, page.JSONFile))
+	if err != nil || !strings.Contains(string(raw), "file cpu.yaml") {
+		t.Errorf("report.json does not use the model file: %v", err)
+	}
+	stored := func() []string {
+		t.Helper()
+		r, err := results.Open(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		ms, err := r.ESLModels()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, m := range ms {
+			out = append(out, m.Treatment+" "+m.Host+"/"+m.Resource+" "+m.Origin)
+		}
+		return out
+	}
+	if ms := stored(); len(ms) != 0 {
+		t.Fatalf("models stored by the report: %v", ms)
+	}
+	// Without --save, assess does not write either.
+	if _, e, code := runCommand(t, newAssessCmd(), dir); code != 0 || sum() != before {
+		t.Fatalf("assess without --save: exit %d %s, or the database changed", code, e)
+	}
+	out, e, code := runCommand(t, newAssessCmd(), "--save", dir)
+	if code != 0 || !strings.Contains(out, "Saved 2 ESL model(s) in "+db) {
+		t.Fatalf("assess --save: exit %d %s\n%s", code, e, out)
+	}
+	if got := strings.Join(stored(), "; "); got != "piops-1800 db1/cpu file cpu.yaml; piops-300 db1/cpu file cpu.yaml" {
+		t.Errorf("stored models: %s", got)
+	}
+	if err := os.Remove(model); err != nil {
+		t.Fatal(err)
+	}
+	out, e, code = runCommand(t, newAssessCmd(), dir)
+	if code != 0 || !strings.Contains(out, "db1 cpu: file cpu.yaml, stored with the results") || !strings.Contains(out, "the copy stored with the results is used") {
+		t.Errorf("assess from the stored models: exit %d %s\n%s", code, e, out)
+	}
+	if _, e, code := runCommand(t, newAssessCmd(), "--save", "--no-save", dir); code != ExitUsage {
+		t.Errorf("--save --no-save: exit %d %s", code, e)
+	}
 }

@@ -5,8 +5,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -15,13 +13,10 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/headroom-dev/headroom/internal/analysis/esl"
-	"github.com/headroom-dev/headroom/internal/analysis/slp"
+	"github.com/headroom-dev/headroom/internal/analysis/eslbuild"
+	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/lab"
-	"github.com/headroom-dev/headroom/internal/report/pressure"
-	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
-	"github.com/headroom-dev/headroom/internal/target/disk"
-	"github.com/headroom-dev/headroom/internal/workload"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 func newEslCmd() *cobra.Command {
@@ -66,18 +61,17 @@ The model is written as YAML to --output (default: standard output).`,
 			if err != nil {
 				return err
 			}
-			st, err := store.Open(path)
+			r, err := results.Open(path)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			runs, err := benchmarkRuns(st, volume)
+			defer r.Close()
+			runs, err := eslbuild.FromResults(r, volume)
 			if err != nil {
 				return err
 			}
 			if name == "" {
-				cp, _ := st.Campaign()
-				name = cp.Name
+				name = r.Campaign().Name
 			}
 			m, err := esl.Build(name, runs, bins)
 			if err != nil {
@@ -108,214 +102,6 @@ The model is written as YAML to --output (default: standard output).`,
 	cmd.Flags().IntVar(&bins, "bins", 0, fmt.Sprintf("equal-width bins per distribution (default %d)", esl.DefaultBins))
 	cmd.Flags().StringVar(&volume, "volume", "", "HOST/RESOURCE: take ops and bytes from this monitored volume instead of the disk target's intervals")
 	return cmd
-}
-
-// benchmarkRuns turns every completed run of a disk-target campaign into
-// an esl.BenchmarkRun: its op size and read share from its treatment's
-// spec, its per-second samples from its measured intervals (or from the
-// monitored volume).
-func benchmarkRuns(st *store.Store, volume string) ([]esl.BenchmarkRun, error) {
-	cp, err := st.Campaign()
-	if err != nil {
-		return nil, err
-	}
-	if cp.SpecYAML == "" {
-		return nil, fmt.Errorf("%s holds no campaign spec (imported data); build the model from the results of a disk-target campaign", st.Path())
-	}
-	sp, err := spec.Parse(cp.SpecFile, []byte(cp.SpecYAML))
-	if err != nil {
-		return nil, fmt.Errorf("the spec stored in %s does not validate with this version: %w", st.Path(), err)
-	}
-	specs := map[string]*spec.Spec{"": sp}
-	for _, t := range sp.Treatments {
-		specs[t.Name] = t.Spec
-	}
-	var vhost, vres string
-	if volume != "" {
-		var src string
-		if vhost, vres, src, err = spec.ParseSeries(volume); err != nil {
-			return nil, fmt.Errorf("--volume: %v", err)
-		}
-		if src != "" {
-			return nil, fmt.Errorf("--volume %q: leave out @%s; the campaign's own samples are used", volume, src)
-		}
-	}
-	runs, err := st.Runs()
-	if err != nil {
-		return nil, err
-	}
-	last := map[int]store.Run{}
-	for _, r := range runs {
-		if r.Status == store.StatusCompleted {
-			last[r.Slot] = r
-		}
-	}
-	var out []esl.BenchmarkRun
-	for _, r := range runs {
-		if lr, ok := last[r.Slot]; !ok || lr.ID != r.ID {
-			continue
-		}
-		s := specs[r.Treatment]
-		if s == nil {
-			return nil, fmt.Errorf("run %d belongs to treatment %q, which the stored spec does not have", r.ID, r.Treatment)
-		}
-		where := "the campaign"
-		if r.Treatment != "" {
-			where = "treatment " + r.Treatment
-		}
-		opts, ok := s.Target.Options.(*disk.Options)
-		if s.Target.Type != "disk" || !ok {
-			return nil, fmt.Errorf("%s uses the %s target; an empirical ESL is built from the disk target (docs/targets.md)", where, s.Target.Type)
-		}
-		block, err := parseBlockSize(opts.BlockSize)
-		if err != nil {
-			return nil, fmt.Errorf("%s: target.block_size: %w", where, err)
-		}
-		readPct, rmw, err := readShare(s.Workload)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", where, err)
-		}
-		b := esl.BenchmarkRun{OpSizeKiB: float64(block) / 1024, ReadPct: readPct}
-		if vhost != "" {
-			b.OpsPerS, b.BytesPerS, err = volumeSamples(st, r, vhost, vres)
-		} else {
-			b.OpsPerS, err = intervalRates(st, r, rmw)
-			for _, o := range b.OpsPerS {
-				b.BytesPerS = append(b.BytesPerS, o*float64(block))
-			}
-		}
-		if err != nil {
-			return nil, fmt.Errorf("run %d (%s): %w", r.ID, where, err)
-		}
-		if len(b.OpsPerS) == 0 {
-			continue
-		}
-		out = append(out, b)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s has no completed run with measured intervals; run the benchmark campaign first", st.Path())
-	}
-	return out, nil
-}
-
-// parseBlockSize reads the disk target's block_size ("4KiB", "1MiB",
-// "4096"); the target has checked it when the campaign ran.
-func parseBlockSize(s string) (int64, error) {
-	v := strings.ToLower(strings.TrimSpace(s))
-	i := 0
-	for i < len(v) && v[i] >= '0' && v[i] <= '9' {
-		i++
-	}
-	mul := map[string]int64{"": 1, "b": 1, "k": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mib": 1 << 20, "g": 1 << 30, "gib": 1 << 30}[strings.TrimSpace(v[i:])]
-	n, err := strconv.ParseInt(v[:i], 10, 64)
-	if err != nil || mul == 0 || n <= 0 {
-		return 0, fmt.Errorf("%q is not a block size like 4KiB", s)
-	}
-	return n * mul, nil
-}
-
-// readShare is the read percentage of the workload's operation mix
-// (reads over reads and writes; read_modify_write is one of each) and
-// whether it has read_modify_write operations (two I/Os each).
-func readShare(w spec.Workload) (float64, bool, error) {
-	name := w.YCSB
-	if name == "" {
-		name = "a"
-	}
-	cfg, err := workload.Preset(name)
-	if err != nil {
-		return 0, false, err
-	}
-	if len(w.Operations) > 0 {
-		cfg.Mix = [workload.NumOpTypes]float64{}
-		for op, weight := range w.Operations {
-			t, ok := workload.ParseOpType(op)
-			if !ok {
-				return 0, false, fmt.Errorf("workload.operations: unknown operation %q", op)
-			}
-			cfg.Mix[t] = weight
-		}
-	}
-	if cfg.Mix[workload.Scan] > 0 {
-		return 0, false, fmt.Errorf("the workload has scans; an ESL benchmark issues single reads and writes (workload.operations: {read: 1} or {update: 1})")
-	}
-	rmw := cfg.Mix[workload.ReadModifyWrite]
-	reads := cfg.Mix[workload.Read] + rmw
-	writes := cfg.Mix[workload.Update] + cfg.Mix[workload.Insert] + rmw
-	if reads+writes <= 0 {
-		return 0, false, fmt.Errorf("the workload has no reads or writes")
-	}
-	// Rounded to 0.1%, so that a mix of 3:1 is labelled R75 exactly.
-	return math.Round(1000*reads/(reads+writes)) / 10, rmw > 0, nil
-}
-
-// intervalRates are the run's operations per second in each measured
-// interval, all operation types together (read_modify_write counts two
-// I/Os). A short last interval (less than half the others) is left out.
-func intervalRates(st *store.Store, r store.Run, rmw bool) ([]float64, error) {
-	ivs, err := st.Intervals(r.ID, "measure")
-	if err != nil {
-		return nil, err
-	}
-	type acc struct {
-		count float64
-		dur   time.Duration
-	}
-	by := map[int64]*acc{}
-	var starts []int64
-	var longest time.Duration
-	for _, iv := range ivs {
-		k := iv.Start.UnixNano()
-		a := by[k]
-		if a == nil {
-			a = &acc{dur: iv.Duration}
-			by[k] = a
-			starts = append(starts, k)
-		}
-		n := float64(iv.Count)
-		if rmw && iv.Op == workload.ReadModifyWrite.String() {
-			n *= 2
-		}
-		a.count += n
-		longest = max(longest, iv.Duration)
-	}
-	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
-	var out []float64
-	for _, k := range starts {
-		a := by[k]
-		if a.dur <= 0 || a.dur < longest/2 {
-			continue
-		}
-		out = append(out, a.count/a.dur.Seconds())
-	}
-	return out, nil
-}
-
-// volumeSamples are a monitored volume's ops and bytes per second over
-// the run's measured phase.
-func volumeSamples(st *store.Store, r store.Run, host, resource string) ([]float64, []float64, error) {
-	xs, err := st.Samples(store.SampleFilter{RunID: -1, Host: host, Resource: resource, From: r.Summary.MeasureStart, To: r.Summary.MeasureEnd})
-	if err != nil {
-		return nil, nil, err
-	}
-	var keep = xs[:0]
-	for _, x := range xs {
-		if !x.Start.Add(x.Period).After(r.Summary.MeasureEnd) {
-			keep = append(keep, x)
-		}
-	}
-	if len(keep) == 0 {
-		return nil, nil, fmt.Errorf("no samples of %s/%s in its measured phase; check --volume against headroom export -t samples", host, resource)
-	}
-	obs, err := slp.VolumeObservations(keep)
-	if err != nil {
-		return nil, nil, err
-	}
-	var ops, bytes []float64
-	for _, o := range obs {
-		ops, bytes = append(ops, o.Ops), append(bytes, o.Bytes)
-	}
-	return ops, bytes, nil
 }
 
 // writeBuildSummary prints, per op size and mix, the samples and mean
@@ -465,19 +251,19 @@ campaign has several).`,
 				if err != nil {
 					return err
 				}
-				st, err := store.Open(path)
+				r, err := results.Open(path)
 				if err != nil {
 					return err
 				}
-				defer st.Close()
-				a, err := pressure.Assess(st, pressure.Options{})
+				defer r.Close()
+				a, err := assess.FromResults(r, assess.Options{})
 				if err != nil {
 					return err
 				}
 				for _, t := range a.Treatments {
 					for _, m := range t.Models {
 						if (host == "" || m.Host == host) && (resource == "" || m.Resource == resource) && (treatment == "" || t.Name == treatment) {
-							entries = append(entries, modelShown{treatment: t.Name, host: m.Host, resource: m.Resource, model: m.Model, origin: m.Origin})
+							entries = append(entries, modelShown{treatment: t.Name, host: m.Host, resource: m.Resource, model: m.Model, origin: m.Origin, from: m.From})
 						}
 					}
 				}
@@ -525,6 +311,7 @@ campaign has several).`,
 
 type modelShown struct {
 	treatment, host, resource, origin string
+	from                              time.Time // when the model came into force (zero: throughout)
 	model                             esl.Model
 }
 
@@ -586,7 +373,7 @@ func labVolumeModel(ref, hostName string) (esl.Model, string, error) {
 		if len(h.Volumes) == 0 {
 			return nil, "", fmt.Errorf("host %s in %s has no volume", hostName, from)
 		}
-		m, err := pressure.VolumeModel(h, h.Volumes[0], cat)
+		m, err := labVolume(h, cat)
 		if err != nil {
 			return nil, "", err
 		}
@@ -596,6 +383,25 @@ func labVolumeModel(ref, hostName string) (esl.Model, string, error) {
 		return m, fmt.Sprintf("analytical, from %s: %s volume %s, %g GiB, %g IOPS, on a %s host", from, h.Volumes[0].Type, h.Volumes[0].Name, h.Volumes[0].SizeGiB, h.Volumes[0].IOPS, h.Type), nil
 	}
 	return nil, "", fmt.Errorf("%s has no host %s; its hosts are %s", from, hostName, strings.Join(names, ", "))
+}
+
+// labVolume is the analytical model of a lab host's first volume, as
+// esl.FromLabVolume derives it from the results of a lab campaign.
+func labVolume(h lab.HostState, cat *lab.Catalog) (*esl.Analytical, error) {
+	v := h.Volumes[0]
+	vol := results.VolumeLimit{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice}
+	var it *results.InstanceType
+	var vt *results.VolumeType
+	if cat != nil {
+		if t, ok := cat.Instance(h.Type); ok {
+			it = &results.InstanceType{Name: t.Name, VCPUs: t.VCPUs, MemoryMiB: t.MemoryMiB, NetworkMbit: t.NetworkMbit, VolumeMiBps: t.VolumeMiBps, PricePerHour: t.PricePerHour}
+		}
+		if t, ok := cat.Volume(v.Type); ok {
+			vt = &results.VolumeType{Name: t.Name, IOPSPerGiB: t.IOPSPerGiB, MaxIOPS: t.MaxIOPS, DefaultIOPS: t.DefaultIOPS, MaxMiBps: t.MaxMiBps,
+				PricePerGiBMonth: t.PricePerGiBMonth, PricePerIOPSMonth: t.PricePerIOPSMonth}
+		}
+	}
+	return esl.FromLabVolume(h.Name, vol, it, vt)
 }
 
 // showSizesKiB are the op sizes a size-dependent model is evaluated at:
@@ -613,6 +419,9 @@ func writeModel(w io.Writer, e modelShown) {
 			head += " " + e.resource
 		}
 		head += ": "
+	}
+	if !e.from.IsZero() {
+		head += "from " + e.from.UTC().Format("15:04:05.000") + ": "
 	}
 	fmt.Fprintf(w, "%s%s model (%s)\n", head, e.model.Kind(), e.origin)
 	doc, err := yaml.Marshal(e.model)

@@ -13,8 +13,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/headroom-dev/headroom/internal/analysis/esl"
+	"github.com/headroom-dev/headroom/internal/analysis/eslbuild"
 	"github.com/headroom-dev/headroom/internal/lab"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // diskESLSpec is a disk-target benchmark campaign in the shape esl build
@@ -244,12 +245,12 @@ func TestEmpiricalLabVolumeAgreesWithAnalytical(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no results path:\n%s", outb)
 	}
-	st, err := store.Open(m[1])
+	r, err := results.Open(m[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := benchmarkRuns(st, "")
-	st.Close()
+	runs, err := eslbuild.FromResults(r, "")
+	r.Close()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,12 +11,13 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/headroom-dev/headroom/internal/analysis/esl"
+	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
 	_ "github.com/headroom-dev/headroom/internal/target/postgres"
 )
 
@@ -102,12 +103,12 @@ func TestAisleLoopOnLab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := store.Open(out.StorePath)
+	r, err := results.Open(out.StorePath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.Close()
-	a, err := Assess(st, Options{})
+	defer r.Close()
+	a, err := assess.FromResults(r, assess.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,14 +116,14 @@ func TestAisleLoopOnLab(t *testing.T) {
 		t.Fatalf("treatments %+v, notes %v", a.Treatments, a.Notes)
 	}
 	before, after := a.Treatments[0], a.Treatments[1]
-	find := func(tr Treatment, q esl.Quality) Subject {
+	find := func(tr assess.Treatment, q esl.Quality) assess.Subject {
 		for _, s := range tr.Subjects {
 			if s.Host == "db1" && s.Service == "volume:data" && s.Quality == q {
 				return s
 			}
 		}
 		t.Fatalf("%s: no db1 volume:data %s subject; notes %v", tr.Name, q, a.Notes)
-		return Subject{}
+		return assess.Subject{}
 	}
 	opB, opA := find(before, esl.OpsPerS), find(after, esl.OpsPerS)
 	bwB, bwA := find(before, esl.BytesPerS), find(after, esl.BytesPerS)
@@ -132,7 +133,7 @@ func TestAisleLoopOnLab(t *testing.T) {
 	Terminal(&w, a)
 	t.Log("\n" + w.String())
 
-	has := func(tr Treatment, c slp.Class, q esl.Quality) bool {
+	has := func(tr assess.Treatment, c slp.Class, q esl.Quality) bool {
 		for _, f := range tr.Findings {
 			if f.Service == "volume:data" && f.Class == c && f.Quality == q {
 				return true

@@ -7,6 +7,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/cost"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
+	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
 )
@@ -21,13 +22,13 @@ const maxChartPoints = 1200
 // recommendations, the before/after comparison across treatments, the
 // cost comparison (seed 000 Table 1) and the normalisation fits. None
 // when nothing had an ESL model.
-func Sections(a *Assessment) []page.Section {
-	if a.subjectCount() == 0 && len(a.Fits) == 0 {
+func Sections(a *assess.Assessment) []page.Section {
+	if subjectCount(a) == 0 && len(a.Fits) == 0 {
 		return nil
 	}
 	var out []page.Section
-	main := page.Section{ID: "slp", Title: "Service level pressure", Summary: a.summary()}
-	main.Blocks = append(main.Blocks, page.Block{Note: &page.Note{Level: "info", Text: a.RulesText() + " Boxes: line at the mean, box from the 25th to the 75th percentile, whiskers at the 1st and 99th (seed 000)."}})
+	main := page.Section{ID: "slp", Title: "Service level pressure", Summary: summary(a)}
+	main.Blocks = append(main.Blocks, page.Block{Note: &page.Note{Level: "info", Text: RulesText(a) + " Boxes: line at the mean, box from the 25th to the 75th percentile, whiskers at the 1st and 99th (seed 000)."}})
 	for ti, t := range a.Treatments {
 		main.Blocks = append(main.Blocks, treatmentBlocks(a, ti, t)...)
 	}
@@ -51,7 +52,7 @@ func Sections(a *Assessment) []page.Section {
 }
 
 // summary is the finding in a sentence or two.
-func (a *Assessment) summary() string {
+func summary(a *assess.Assessment) string {
 	var parts []string
 	for _, t := range a.Treatments {
 		for _, f := range t.Findings {
@@ -61,10 +62,10 @@ func (a *Assessment) summary() string {
 		}
 	}
 	if len(parts) == 0 {
-		parts = append(parts, fmt.Sprintf("No service was under persistent or transient pressure (%d series assessed)", a.subjectCount()))
+		parts = append(parts, fmt.Sprintf("No service was under persistent or transient pressure (%d series assessed)", subjectCount(a)))
 	}
 	s := strings.Join(parts, ". ") + "."
-	if sh := a.volumeShifts(); len(sh) > 0 && len(sh) <= 4 {
+	if sh := volumeShifts(a); len(sh) > 0 && len(sh) <= 4 {
 		s += " " + sentences(sh)
 	}
 	return s
@@ -85,7 +86,7 @@ func inTreatment(name string) string {
 	return "In " + name + ", "
 }
 
-func sourceOf(t Treatment) string {
+func sourceOf(t assess.Treatment) string {
 	if t.Imported {
 		return "every sample in the results (imported data, no runs)"
 	}
@@ -107,7 +108,7 @@ func idPart(name string, i int) string {
 	return fmt.Sprintf("%d-%s", i, b.String())
 }
 
-func treatmentBlocks(a *Assessment, ti int, t Treatment) []page.Block {
+func treatmentBlocks(a *assess.Assessment, ti int, t assess.Treatment) []page.Block {
 	id := idPart(t.Name, ti)
 	title := ""
 	if t.Name != "" {
@@ -162,7 +163,7 @@ func shortQuality(q string) string {
 
 // boxLabel names a subject briefly under a box: host, resource without
 // its kind prefix, source, quality (db1 data ops/s, db1 eth0 rx).
-func boxLabel(s Subject) string {
+func boxLabel(s assess.Subject) string {
 	res := s.Resource
 	if _, name, ok := strings.Cut(res, ":"); ok && name != "" && !strings.HasPrefix(res, "cgroup:") {
 		res = name
@@ -173,7 +174,7 @@ func boxLabel(s Subject) string {
 	return s.Host + " " + res + " " + shortQuality(string(s.Quality))
 }
 
-func slpTable(a *Assessment, id, title string, t Treatment) *page.Table {
+func slpTable(a *assess.Assessment, id, title string, t assess.Treatment) *page.Table {
 	cols := []page.Column{{Title: "host"}, {Title: "service"}, {Title: "quality"}, {Title: "ESL"}, {Title: "ESL model"},
 		{Title: "observed (mean)"}, {Title: "mean SLP", Unit: "%"}, {Title: "p1", Unit: "%"}, {Title: "p25", Unit: "%"},
 		{Title: "p75", Unit: "%"}, {Title: "p99", Unit: "%"}}
@@ -185,7 +186,7 @@ func slpTable(a *Assessment, id, title string, t Treatment) *page.Table {
 	for _, s := range t.Subjects {
 		b := s.Summary.Box
 		row := []page.Cell{page.Text(s.Host), page.Text(s.Service), page.Text(string(s.Quality)), page.Number(s.ESL, s.ESLMean), page.Text(s.Model),
-			page.Number(formatLevel(s.Observed, s.Unit), s.Observed), pctCell(b.Mean), pctCell(b.P1), pctCell(b.P25), pctCell(b.P75), pctCell(b.P99)}
+			page.Number(assess.FormatLevel(s.Observed, s.Unit), s.Observed), pctCell(b.Mean), pctCell(b.P1), pctCell(b.P25), pctCell(b.P75), pctCell(b.P99)}
 		for _, c := range s.Summary.Critical {
 			row = append(row, page.Number(secs(c.MCPT), c.MCPT.Seconds()), pctCell(c.MCPTPct), page.Number(secs(c.TCPT), c.TCPT.Seconds()), pctCell(c.TCPTPct))
 		}
@@ -200,7 +201,7 @@ func pctCell(v float64) page.Cell { return page.Number(pct(v), v) }
 // timeSeries draws one SLP series with its critical periods (above the
 // first threshold) shaded and a rule at every threshold. x is seconds
 // since the series' first point; gaps between runs break the line.
-func timeSeries(a *Assessment, id string, t Treatment, s Subject) *chart.Chart {
+func timeSeries(a *assess.Assessment, id string, t assess.Treatment, s assess.Subject) *chart.Chart {
 	start := s.Series[0].Start
 	at := func(p slp.Point) float64 { return p.Start.Sub(start).Seconds() }
 	var pts []chart.Point
@@ -243,7 +244,7 @@ func timeSeries(a *Assessment, id string, t Treatment, s Subject) *chart.Chart {
 	return &chart.Chart{ID: id, Title: title, Source: src, Line: ln}
 }
 
-func recommendationSection(a *Assessment) (page.Section, bool) {
+func recommendationSection(a *assess.Assessment) (page.Section, bool) {
 	var rows [][]page.Cell
 	for _, t := range a.Treatments {
 		for _, f := range t.Findings {
@@ -269,8 +270,8 @@ func recommendationSection(a *Assessment) (page.Section, bool) {
 			Rows: rows}}}}, true
 }
 
-func beforeAfterSection(a *Assessment) (page.Section, bool) {
-	rows := a.BeforeAfter()
+func beforeAfterSection(a *assess.Assessment) (page.Section, bool) {
+	rows := BeforeAfter(a)
 	if len(rows) == 0 {
 		return page.Section{}, false
 	}
@@ -286,7 +287,7 @@ func beforeAfterSection(a *Assessment) (page.Section, bool) {
 			case "throughput (req/s)":
 				row = append(row, page.Number(fmt.Sprintf("%.1f req/s", r.Means[j]), r.Means[j]), page.Text(""))
 			case "$/month per req/s":
-				row = append(row, page.Number(money(r.Means[j]), r.Means[j]), page.Text(""))
+				row = append(row, page.Number(cost.Money(r.Means[j]), r.Means[j]), page.Text(""))
 			default:
 				row = append(row, pctCell(r.Means[j]), pctCell(r.P99s[j]))
 			}
@@ -296,7 +297,7 @@ func beforeAfterSection(a *Assessment) (page.Section, bool) {
 	var boxes []chart.Box
 	for _, t := range a.Treatments {
 		for _, s := range t.Subjects {
-			if !isVolume(s.Resource) {
+			if !assess.IsVolume(s.Resource) {
 				continue
 			}
 			b := s.Summary.Box
@@ -305,7 +306,7 @@ func beforeAfterSection(a *Assessment) (page.Section, bool) {
 		}
 	}
 	sec := page.Section{ID: "slp-before-after", Title: "Before and after: pressure across treatments",
-		Summary: strings.TrimSpace(fmt.Sprintf("Base %s against %d other treatment(s). %s", a.Base, len(a.Treatments)-1, sentences(a.volumeShifts())))}
+		Summary: strings.TrimSpace(fmt.Sprintf("Base %s against %d other treatment(s). %s", a.Base, len(a.Treatments)-1, sentences(volumeShifts(a))))}
 	if len(boxes) > 0 {
 		sec.Blocks = append(sec.Blocks, page.Block{Chart: &chart.Chart{ID: "slp-before-after-boxes", Title: "Volume SLP of ops/s and bandwidth per treatment (seed 000 Figs. 6-7)",
 			Source: "the SLP series of each treatment's measured phases; line at the mean, box 25th-75th, whiskers 1st-99th percentile",
@@ -317,7 +318,7 @@ func beforeAfterSection(a *Assessment) (page.Section, bool) {
 	return sec, true
 }
 
-func costSection(a *Assessment) (page.Section, bool) {
+func costSection(a *assess.Assessment) (page.Section, bool) {
 	if len(a.Costs) == 0 {
 		return page.Section{}, false
 	}
@@ -325,15 +326,15 @@ func costSection(a *Assessment) (page.Section, bool) {
 	var sentences, sources []string
 	for _, c := range a.Costs {
 		cc := c.Comparison
-		rows = append(rows, []page.Cell{page.Text(c.Base + " → " + c.A), page.Number(fmt.Sprint(cc.A.Nodes), float64(cc.A.Nodes)), page.Number(money(cc.A.PerReqPerS), cc.A.PerReqPerS),
-			page.Number(fmt.Sprint(cc.B.Nodes), float64(cc.B.Nodes)), page.Number(money(cc.B.PerReqPerS), cc.B.PerReqPerS), page.Number(money(cc.Savings), cc.Savings)})
+		rows = append(rows, []page.Cell{page.Text(c.Base + " → " + c.A), page.Number(fmt.Sprint(cc.A.Nodes), float64(cc.A.Nodes)), page.Number(cost.Money(cc.A.PerReqPerS), cc.A.PerReqPerS),
+			page.Number(fmt.Sprint(cc.B.Nodes), float64(cc.B.Nodes)), page.Number(cost.Money(cc.B.PerReqPerS), cc.B.PerReqPerS), page.Number(cost.Money(cc.Savings), cc.Savings)})
 		for _, o := range []struct {
 			name, tr string
 			opt      costOption
 		}{{"base", c.Base, optionOf(cc.Base)}, {"option A (measured)", c.A, optionOf(cc.A)}, {"option B (scale-out, extrapolated)", c.Base, optionOf(cc.B)}} {
 			detail = append(detail, []page.Cell{page.Text(c.Base + " → " + c.A), page.Text(o.name), page.Text(o.tr), page.Number(fmt.Sprint(o.opt.Nodes), float64(o.opt.Nodes)),
-				page.Number(fmt.Sprintf("%g", o.opt.IOPS), o.opt.IOPS), page.Number(money(o.opt.MonthlyCost), o.opt.MonthlyCost),
-				page.Number(fmt.Sprintf("%.1f", o.opt.Throughput), o.opt.Throughput), page.Number(money(o.opt.PerReqPerS), o.opt.PerReqPerS)})
+				page.Number(fmt.Sprintf("%g", o.opt.IOPS), o.opt.IOPS), page.Number(cost.Money(o.opt.MonthlyCost), o.opt.MonthlyCost),
+				page.Number(fmt.Sprintf("%.1f", o.opt.Throughput), o.opt.Throughput), page.Number(cost.Money(o.opt.PerReqPerS), o.opt.PerReqPerS)})
 		}
 		sentences = append(sentences, c.A+": "+SavingsSentence(c))
 		sources = append(sources, c.Prices)
@@ -376,7 +377,7 @@ func unique(xs []string) []string {
 	return out
 }
 
-func fitSection(a *Assessment) (page.Section, bool) {
+func fitSection(a *assess.Assessment) (page.Section, bool) {
 	if len(a.Fits) == 0 {
 		return page.Section{}, false
 	}
@@ -397,7 +398,7 @@ func fitSection(a *Assessment) (page.Section, bool) {
 			row = append(row, page.Text("-"), page.Text("-"))
 		}
 		rows = append(rows, row)
-		sentences = append(sentences, f.Sentence())
+		sentences = append(sentences, fitSentence(f))
 	}
 	return page.Section{ID: "slp-normalisation", Title: "Provider-side vs client-side monitoring", Summary: strings.Join(sentences, " "),
 		Blocks: []page.Block{{Table: &page.Table{ID: "slp-normalisation-table", Title: "Fitted factors and normalized-op units (seed 000 §5.3)",

@@ -9,21 +9,23 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
+	"github.com/headroom-dev/headroom/internal/analysis/cost"
+	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 )
 
 // Terminal writes the assessment for headroom assess: per treatment the
 // SLP table and the findings, then the before/after comparison, the cost
 // comparison, the normalisation fits and the notes.
-func Terminal(w io.Writer, a *Assessment) {
+func Terminal(w io.Writer, a *assess.Assessment) {
 	fmt.Fprintf(w, "Service level pressure · %s\n", a.Campaign)
-	fmt.Fprintln(w, a.RulesText())
-	if len(a.Treatments) == 0 || a.subjectCount() == 0 {
+	fmt.Fprintln(w, RulesText(a))
+	if len(a.Treatments) == 0 || subjectCount(a) == 0 {
 		fmt.Fprintln(w, "\nNo monitored resource has an expected service level model: run on a lab (its volumes, CPUs and links have one), or give models with analysis.esl.models or --model.")
 	}
 	for _, t := range a.Treatments {
 		writeTreatment(w, a, t)
 	}
-	if rows := a.BeforeAfter(); len(rows) > 0 {
+	if rows := BeforeAfter(a); len(rows) > 0 {
 		fmt.Fprintf(w, "\nBefore and after (base %s)\n", a.Base)
 		tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', 0)
 		head := "  subject"
@@ -39,7 +41,7 @@ func Terminal(w io.Writer, a *Assessment) {
 			fmt.Fprintln(tw, line)
 		}
 		tw.Flush()
-		for _, s := range a.Shifts() {
+		for _, s := range Shifts(a) {
 			fmt.Fprintln(w, "  "+s)
 		}
 	}
@@ -49,9 +51,9 @@ func Terminal(w io.Writer, a *Assessment) {
 			tw := tabwriter.NewWriter(w, 2, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "  option\ttreatment\tnodes\t$/month\treq/s\t$/month per req/s")
 			cc := c.Comparison
-			fmt.Fprintf(tw, "  base\t%s\t%d\t%s\t%.1f\t%s\n", c.Base, cc.Base.Nodes, money(cc.Base.MonthlyCost), cc.Base.Throughput, money(cc.Base.PerReqPerS))
-			fmt.Fprintf(tw, "  A (measured)\t%s\t%d\t%s\t%.1f\t%s\n", c.A, cc.A.Nodes, money(cc.A.MonthlyCost), cc.A.Throughput, money(cc.A.PerReqPerS))
-			fmt.Fprintf(tw, "  B (scale-out, linear)\t%s\t%d\t%s\t%.1f\t%s\n", c.Base, cc.B.Nodes, money(cc.B.MonthlyCost), cc.B.Throughput, money(cc.B.PerReqPerS))
+			fmt.Fprintf(tw, "  base\t%s\t%d\t%s\t%.1f\t%s\n", c.Base, cc.Base.Nodes, cost.Money(cc.Base.MonthlyCost), cc.Base.Throughput, cost.Money(cc.Base.PerReqPerS))
+			fmt.Fprintf(tw, "  A (measured)\t%s\t%d\t%s\t%.1f\t%s\n", c.A, cc.A.Nodes, cost.Money(cc.A.MonthlyCost), cc.A.Throughput, cost.Money(cc.A.PerReqPerS))
+			fmt.Fprintf(tw, "  B (scale-out, linear)\t%s\t%d\t%s\t%.1f\t%s\n", c.Base, cc.B.Nodes, cost.Money(cc.B.MonthlyCost), cc.B.Throughput, cost.Money(cc.B.PerReqPerS))
 			tw.Flush()
 			fmt.Fprintf(w, "  %s\n  prices: %s\n", SavingsSentence(c), c.Prices)
 		}
@@ -59,7 +61,7 @@ func Terminal(w io.Writer, a *Assessment) {
 	if len(a.Fits) > 0 {
 		fmt.Fprintln(w, "\nProvider-side vs client-side series (seed 000 §5.3)")
 		for _, f := range a.Fits {
-			fmt.Fprintln(w, "  "+f.Sentence())
+			fmt.Fprintln(w, "  "+fitSentence(f))
 		}
 	}
 	if len(a.Notes) > 0 {
@@ -70,7 +72,7 @@ func Terminal(w io.Writer, a *Assessment) {
 	}
 }
 
-func (a *Assessment) subjectCount() int {
+func subjectCount(a *assess.Assessment) int {
 	n := 0
 	for _, t := range a.Treatments {
 		n += len(t.Subjects)
@@ -79,7 +81,7 @@ func (a *Assessment) subjectCount() int {
 }
 
 // RulesText states the thresholds and rules in one paragraph.
-func (a *Assessment) RulesText() string {
+func RulesText(a *assess.Assessment) string {
 	policy := "the op size where the ESL is highest"
 	if a.Policy == slp.ObservedSize {
 		policy = "each interval's mean op size"
@@ -110,7 +112,7 @@ func treatmentLabel(name string) string {
 	return name
 }
 
-func writeTreatment(w io.Writer, a *Assessment, t Treatment) {
+func writeTreatment(w io.Writer, a *assess.Assessment, t assess.Treatment) {
 	fmt.Fprintln(w)
 	head := "Campaign"
 	if t.Name != "" {
@@ -128,7 +130,7 @@ func writeTreatment(w io.Writer, a *Assessment, t Treatment) {
 	if !math.IsNaN(t.Throughput) {
 		line := fmt.Sprintf("  throughput %.1f req/s (the best level's mean, at level %g)", t.Throughput, t.Level)
 		if t.Cost != nil {
-			line += fmt.Sprintf(" · %s/month · %s/month per req/s", money(t.Cost.MonthlyCost), money(t.Cost.PerReqPerS))
+			line += fmt.Sprintf(" · %s/month · %s/month per req/s", cost.Money(t.Cost.MonthlyCost), cost.Money(t.Cost.PerReqPerS))
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -144,8 +146,8 @@ func writeTreatment(w io.Writer, a *Assessment, t Treatment) {
 	fmt.Fprintln(tw, head)
 	for _, s := range t.Subjects {
 		b := s.Summary.Box
-		line := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Host, s.Service, s.Quality, formatLevel(s.ESLMean, s.Unit),
-			formatLevel(s.Observed, s.Unit), pct(b.Mean), pct(b.P1), pct(b.P25), pct(b.P75), pct(b.P99))
+		line := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Host, s.Service, s.Quality, assess.FormatLevel(s.ESLMean, s.Unit),
+			assess.FormatLevel(s.Observed, s.Unit), pct(b.Mean), pct(b.P1), pct(b.P25), pct(b.P75), pct(b.P99))
 		for _, c := range s.Summary.Critical {
 			line += fmt.Sprintf("\t%s\t%s", critText(c.MCPT, c.MCPTPct), critText(c.TCPT, c.TCPTPct))
 		}
@@ -199,9 +201,9 @@ func critText(d time.Duration, p float64) string {
 }
 
 // SavingsSentence reads a cost row's savings.
-func SavingsSentence(c CostRow) string {
+func SavingsSentence(c cost.Row) string {
 	cc := c.Comparison
-	s := fmt.Sprintf("savings A - B: %s/month per req/s", money(cc.Savings))
+	s := fmt.Sprintf("savings A - B: %s/month per req/s", cost.Money(cc.Savings))
 	if cc.Savings < 0 {
 		s += " (option A buys a req/s for less)"
 	} else {
@@ -223,7 +225,7 @@ type BeforeAfterRow struct {
 
 // BeforeAfter lines up each subject's mean and p99 SLP across treatments,
 // then throughput and cost per req/s; nil with fewer than two treatments.
-func (a *Assessment) BeforeAfter() []BeforeAfterRow {
+func BeforeAfter(a *assess.Assessment) []BeforeAfterRow {
 	if len(a.Treatments) < 2 {
 		return nil
 	}
@@ -263,7 +265,7 @@ func (a *Assessment) BeforeAfter() []BeforeAfterRow {
 		if t.Cost != nil {
 			v = t.Cost.PerReqPerS
 		}
-		pr.Cells = append(pr.Cells, money(v))
+		pr.Cells = append(pr.Cells, cost.Money(v))
 		pr.Means = append(pr.Means, v)
 	}
 	return append(rows, tp, pr)
@@ -272,15 +274,15 @@ func (a *Assessment) BeforeAfter() []BeforeAfterRow {
 // Shifts says, per volume, how the pressure moved between the base and
 // each other treatment (seed 000 Figs. 6-7: from ops/s towards bandwidth,
 // or away).
-func (a *Assessment) Shifts() []string { return a.shifts(func(Subject) bool { return true }) }
+func Shifts(a *assess.Assessment) []string { return shifts(a, func(assess.Subject) bool { return true }) }
 
 // volumeShifts are the Shifts of volumes only, for summaries.
-func (a *Assessment) volumeShifts() []string {
-	return a.shifts(func(s Subject) bool { return isVolume(s.Resource) })
+func volumeShifts(a *assess.Assessment) []string {
+	return shifts(a, func(s assess.Subject) bool { return assess.IsVolume(s.Resource) })
 }
 
-func (a *Assessment) shifts(keep func(Subject) bool) []string {
-	var base *Treatment
+func shifts(a *assess.Assessment, keep func(assess.Subject) bool) []string {
+	var base *assess.Treatment
 	for i := range a.Treatments {
 		if a.Treatments[i].Name == a.Base {
 			base = &a.Treatments[i]

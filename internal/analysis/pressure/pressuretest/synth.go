@@ -1,21 +1,21 @@
-package pressure
+// Package pressuretest writes synthetic results stores with known answers
+// for the tests of the pressure assessment, its report and the command
+// line. Every value is designed; nothing is random.
+package pressuretest
 
 import (
 	"encoding/json"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
-// Synthetic results with known answers, for the tests of this package and
-// of the command line. Every value is designed; nothing is random.
-
-// SynthLabSpec is the spec stored by SynthLab: PostgreSQL-like load on a
+// SynthLabSpecText is the spec stored by SynthLab: PostgreSQL-like load on a
 // medium lab host with a 100 GiB piops volume at 300 IOPS, and the same at
 // 1800 IOPS as a second treatment.
-const SynthLabSpec = `name: aisle-synth
+const SynthLabSpecText = `name: aisle-synth
 lab:
   name: synth
   hosts:
@@ -39,10 +39,39 @@ var SynthStart = time.Date(2026, 5, 4, 10, 0, 0, 0, time.UTC)
 // records it: a medium host (1 vCPU, 50 Mbit/s, $0.18/h, 62.5 MiB/s volume
 // connection) with a 100 GiB piops volume ($0.125/GiB-month, $0.065/IOPS-
 // month).
-func SynthHost(iops float64) lab.HostState {
-	return lab.HostState{HostConfig: lab.HostConfig{Name: "db1", Type: "medium", VCPUs: 1, MemoryBytes: 1 << 30, NetworkMbit: 50, PricePerHour: 0.18,
-		Volumes: []lab.VolumeConfig{{Name: "data", Type: "piops", SizeGiB: 100, IOPS: iops, MiBps: 62.5, MonthlyPrice: 100*0.125 + iops*0.065}}},
-		Addr: "10.201.7.10"}
+func SynthHost(iops float64) results.HostLimits {
+	return results.HostLimits{Host: "db1", Type: "medium", VCPUs: 1, MemoryBytes: 1 << 30, NetworkMbit: 50, PricePerHour: 0.18,
+		Volumes: []results.VolumeLimit{{Name: "data", Type: "piops", SizeGiB: 100, IOPS: iops, MiBps: 62.5, MonthlyPrice: 100*0.125 + iops*0.065}},
+		Address: "10.201.7.10"}
+}
+
+// LabEvent is the detail of a "lab" event as the campaign writes it, for
+// hosts in the results model's terms; catalog may be nil (as lab events
+// were written before the catalog was recorded with them).
+func LabEvent(name string, hosts []results.HostLimits, catalog *results.Catalog) string {
+	type host struct {
+		Name         string                `json:"name"`
+		Type         string                `json:"type"`
+		VCPUs        float64               `json:"vcpus"`
+		MemoryBytes  int64                 `json:"memory_bytes"`
+		NetworkMbit  float64               `json:"network_mbit"`
+		PricePerHour float64               `json:"price_per_hour"`
+		Volumes      []results.VolumeLimit `json:"volumes"`
+		Addr         string                `json:"addr"`
+	}
+	ev := struct {
+		Name    string           `json:"name"`
+		Subnet  string           `json:"subnet"`
+		Cgroups string           `json:"cgroups"`
+		Hosts   []host           `json:"hosts"`
+		Catalog *results.Catalog `json:"catalog,omitempty"`
+	}{Name: name, Subnet: "10.201.7.0/24", Cgroups: "v1", Catalog: catalog}
+	for _, h := range hosts {
+		ev.Hosts = append(ev.Hosts, host{Name: h.Host, Type: h.Type, VCPUs: h.VCPUs, MemoryBytes: h.MemoryBytes, NetworkMbit: h.NetworkMbit,
+			PricePerHour: h.PricePerHour, Volumes: h.Volumes, Addr: h.Address})
+	}
+	b, _ := json.Marshal(ev) // plain values: cannot fail
+	return string(b)
 }
 
 // SynthLab writes a results store at path with two treatments of one 60 s
@@ -52,9 +81,16 @@ func SynthHost(iops float64) lab.HostState {
 //     20-29 at 240 ops/s (P_op 100% and 80%); CPU 30%; 220 req/s.
 //   - piops-1800: 630 ops/s of 8 KiB (P_op 35%); CPU 60%; 600 req/s.
 //
-// The link carries 1 MB/s each way (16% of 50 Mbit/s).
-func SynthLab(path string) error {
-	st, err := store.Create(path, store.Campaign{Name: "aisle-synth", SpecFile: "aisle-synth.yaml", SpecYAML: SynthLabSpec, Seed: 1, CreatedAt: SynthStart})
+// The link carries 1 MB/s each way (16% of 50 Mbit/s). The lab events
+// carry no catalog, as those of Headroom before the catalog was recorded.
+// The store has no fact tables: the facts are read from SynthLabSpec.
+func SynthLab(path string) error { return SynthLabSpec(path, "aisle-synth.yaml", SynthLabSpecText) }
+
+// SynthLabSpec is SynthLab with another stored spec (e.g. SynthLabSpecText
+// with an analysis: section) and spec file name (model files are read
+// relative to it).
+func SynthLabSpec(path, specFile, specYAML string) error {
+	st, err := store.Create(path, store.Campaign{Name: "aisle-synth", SpecFile: specFile, SpecYAML: specYAML, Seed: 1, CreatedAt: SynthStart})
 	if err != nil {
 		return err
 	}
@@ -75,8 +111,7 @@ func SynthLab(path string) error {
 		}, 30},
 		{"piops-1800", 1800, 600, func(int) float64 { return 630 }, 60},
 	} {
-		rec, _ := json.Marshal(map[string]any{"name": "synth", "subnet": "10.201.7.0/24", "cgroups": "v1", "hosts": []lab.HostState{SynthHost(tr.iops)}})
-		if err := st.AddEvent(store.Event{Time: start.Add(-5 * time.Second), Kind: EventLab, Detail: string(rec)}); err != nil {
+		if err := st.AddEvent(store.Event{Time: start.Add(-5 * time.Second), Kind: results.EventLab, Detail: LabEvent("synth", []results.HostLimits{SynthHost(tr.iops)}, nil)}); err != nil {
 			return err
 		}
 		id, err := st.StartRun(store.Run{Seq: 0, Slot: i * 100000, Treatment: tr.name, Model: "open", Level: 600, Repetition: 1, Start: start})

@@ -2,6 +2,7 @@ package lab
 
 import (
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
@@ -27,10 +28,14 @@ type hostSampler struct {
 	s      *procfs.Sampler
 }
 
-// NewMonitor opens the counters of every host of l.
-func (l *Lab) NewMonitor() (*Monitor, error) {
+// NewMonitor opens the counters of the named hosts of l, or of every host
+// when no name is given.
+func (l *Lab) NewMonitor(hosts ...string) (*Monitor, error) {
 	m := &Monitor{lab: l}
 	for _, h := range l.State().Hosts {
+		if len(hosts) > 0 && !slices.Contains(hosts, h.Name) {
+			continue
+		}
 		s, err := procfs.New(procfs.Config{Host: h.Name, Cgroups: []string{h.Cgroup}, Interfaces: []string{h.Veth}})
 		if err != nil {
 			m.Close()

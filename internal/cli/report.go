@@ -13,10 +13,8 @@ import (
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
-	"github.com/headroom-dev/headroom/internal/target/registry"
-	"github.com/headroom-dev/headroom/internal/workload"
 )
 
 func newReportCmd() *cobra.Command {
@@ -59,39 +57,39 @@ func storePath(arg string) (string, error) {
 	return arg, nil
 }
 
-// printSummary renders the summary of the store at path. s may be nil, in
-// which case the spec stored with the campaign is used.
-func printSummary(w io.Writer, path string, s *spec.Spec) error {
-	st, err := store.Open(path)
+// printSummary prints the summary of the store at path, treatment by
+// treatment, from the results model's facts. It does not read s (run.go
+// passes the spec it just ran, so the signature keeps it): the store
+// holds the same facts, and reading only them means the summary after a
+// run and a later headroom report never differ, and a store whose spec
+// today's parser rejects still prints.
+func printSummary(w io.Writer, path string, _ *spec.Spec) error {
+	r, err := results.Open(path)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if s == nil {
-		c, err := st.Campaign()
-		if err != nil {
-			return err
-		}
-		if c.SpecYAML == "" {
-			return fmt.Errorf("%s holds imported resource data only, no runs to summarise; read it with headroom export -t samples", path)
-		}
-		s, err = spec.Parse(c.SpecFile, []byte(c.SpecYAML))
-		if err != nil {
-			return fmt.Errorf("the spec stored in %s does not validate with this version: %w", path, err)
-		}
+	defer r.Close()
+	c := r.Campaign()
+	if c.SpecYAML == "" && len(r.Runs()) == 0 {
+		return fmt.Errorf("%s holds imported resource data only, no runs to summarise; read it with headroom export -t samples", path)
 	}
-	if len(s.Treatments) == 0 {
-		return printTreatment(w, st, s, "", "")
+	ts := r.Treatments()
+	if len(ts) == 1 && ts[0].Name == "" {
+		return printTreatment(w, r, ts[0], "")
 	}
-	for i, t := range s.Treatments {
+	for i, t := range ts {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		title := fmt.Sprintf("treatment %d/%d: %s", i+1, len(s.Treatments), t.Name)
+		title := fmt.Sprintf("treatment %d/%d: %s", i+1, len(ts), t.Name)
 		if len(t.Set) > 0 {
-			title += " (sets " + strings.Join(t.Set, ", ") + ")"
+			set := make([]string, len(t.Set))
+			for j, x := range t.Set {
+				set[j] = x.Path + "=" + x.Value
+			}
+			title += " (sets " + strings.Join(set, ", ") + ")"
 		}
-		if err := printTreatment(w, st, t.Spec, t.Name, title); err != nil {
+		if err := printTreatment(w, r, t, title); err != nil {
 			return err
 		}
 	}
@@ -99,27 +97,22 @@ func printSummary(w io.Writer, path string, s *spec.Spec) error {
 }
 
 // printTreatment prints the summary of one treatment's runs.
-func printTreatment(w io.Writer, st *store.Store, s *spec.Spec, treatment, title string) error {
-	var slo *levels.SLO
-	if s.SLO != nil {
-		slo = &levels.SLO{Percentile: s.SLO.Percentile, Threshold: s.SLO.Threshold.Duration, Op: s.SLO.Operation}
-	}
-	in, incomplete, err := levels.FromStore(st, s.Load.Model, slo)
+func printTreatment(w io.Writer, r *results.Results, t results.Treatment, title string) error {
+	in, incomplete, err := levels.FromResults(r, t.Name)
 	if err != nil {
 		return err
 	}
-	in = in.Treatment(treatment)
-	h := header(s)
+	h := report.HeaderOf(r.Campaign().Name, t)
 	if title != "" {
 		h.Name += " · " + title
 	}
-	findings, err := rigor.Findings(st, treatment)
+	findings, err := rigor.Findings(r, t.Name)
 	if err != nil {
 		return err
 	}
 	if len(in.Runs) == 0 && len(findings) > 0 {
 		// A probe's results: no runs, only the probe's findings.
-		fmt.Fprintf(w, "\n%s · %s\n", h.Name, s.Target.Type)
+		fmt.Fprintf(w, "\n%s · %s\n", h.Name, h.Target)
 	} else {
 		report.Terminal(w, h, levels.Summarize(in), incomplete)
 	}
@@ -137,26 +130,4 @@ func printFindings(w io.Writer, fs []rigor.Finding) {
 	for _, f := range fs {
 		fmt.Fprintf(w, "  %-12s %s\n", f.Label, f.Text)
 	}
-}
-
-func header(s *spec.Spec) report.Header {
-	model := "closed loop"
-	if s.Load.Model == "open" {
-		model = "open loop, " + s.Load.Arrival + " arrivals"
-	}
-	wl := "custom workload"
-	if s.Workload.YCSB != "" {
-		wl = "YCSB " + strings.ToUpper(s.Workload.YCSB)
-	}
-	if len(s.Workload.Operations) > 0 {
-		wl = "custom mix"
-	}
-	if d := s.Workload.RequestDistribution; d != "" {
-		wl += " (" + d + ")"
-	} else if cfg, err := workload.Preset(strings.ToLower(s.Workload.YCSB)); err == nil {
-		wl += " (" + cfg.RequestDistribution + ")"
-	}
-	f, _ := registry.Lookup(s.Target.Type)
-	return report.Header{Name: s.Name, Model: model, Workload: wl, Target: s.Target.Type, Reps: s.Repetitions,
-		Interval: s.Interval.Duration, Measure: s.Phases.Measure.Duration, InProcess: f.InProcess}
 }

@@ -12,9 +12,13 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
+	"github.com/headroom-dev/headroom/internal/report/format"
+	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/workload"
 )
 
-// Header describes the campaign in one line above the summary.
+// Header describes the campaign (one treatment of it) in one line above
+// the summary; HeaderOf makes it from the treatment's facts.
 type Header struct {
 	Name     string
 	Model    string // "open, poisson arrivals" / "closed"
@@ -26,6 +30,74 @@ type Header struct {
 	// InProcess says the target runs inside the Headroom process, so that
 	// client and target share one CPU budget.
 	InProcess bool
+}
+
+// HeaderOf describes one treatment of the campaign named campaign from its
+// facts.
+func HeaderOf(campaign string, t results.Treatment) Header {
+	model := "closed loop"
+	if t.Load.Open() {
+		model = "open loop"
+		if t.Load.Arrival != "" {
+			model += ", " + t.Load.Arrival + " arrivals"
+		}
+	}
+	target := t.Target.Type
+	if target == "" {
+		target = "an unknown target" // the stored spec could not be read
+	}
+	return Header{Name: campaign, Model: model, Workload: workloadText(t.Workload), Target: target, Reps: t.Load.Repetitions,
+		Interval: t.Load.Interval, Measure: t.Load.Measure, InProcess: t.Target.InProcess}
+}
+
+// workloadText names a workload: "YCSB B (zipfian)" for a preset as it
+// comes, "custom mix (uniform)" for a preset's records with an operation
+// mix of one's own, "custom workload" for SQL statements.
+func workloadText(w results.Workload) string {
+	var s string
+	switch {
+	case w.Kind == "ycsb" && w.YCSB != "" && isPresetMix(w):
+		s = "YCSB " + strings.ToUpper(w.YCSB)
+	case w.Kind == "ycsb" && len(w.Mix) > 0:
+		s = "custom mix"
+	case w.Kind == "":
+		return "unknown workload" // the stored spec could not be read
+	default:
+		s = "custom workload"
+	}
+	if w.Distribution != "" {
+		s += " (" + w.Distribution + ")"
+	}
+	return s
+}
+
+// isPresetMix reports whether the workload's operation mix is its YCSB
+// preset's own. Operation names are compared without underscores, as
+// stores written before the fact tables may spell them either way.
+func isPresetMix(w results.Workload) bool {
+	cfg, err := workload.Preset(w.YCSB)
+	if err != nil {
+		return false
+	}
+	want := map[string]float64{}
+	for _, op := range cfg.Ops() {
+		want[strings.ReplaceAll(cfg.OpName(op), "_", "")] = cfg.Mix[op]
+	}
+	got := map[string]float64{}
+	for op, x := range w.Mix {
+		if x > 0 {
+			got[strings.ReplaceAll(op, "_", "")] += x
+		}
+	}
+	if len(got) != len(want) {
+		return false
+	}
+	for op, x := range want {
+		if math.Abs(got[op]-x) > 1e-9 {
+			return false
+		}
+	}
+	return true
 }
 
 // Terminal writes the load-response summary: verdicts first, then one table
@@ -44,13 +116,6 @@ func Terminal(w io.Writer, h Header, s levels.Summary, incomplete int) {
 	}
 }
 
-func unit(model string, v float64) string {
-	if model == "closed" {
-		return fmt.Sprintf("%g clients", v)
-	}
-	return fmt.Sprintf("%g req/s", v)
-}
-
 func writeVerdicts(w io.Writer, s levels.Summary, inProcess bool) {
 	if s.SLO != nil && len(s.Levels) > 0 {
 		op := "all operations"
@@ -60,16 +125,16 @@ func writeVerdicts(w io.Writer, s levels.Summary, inProcess bool) {
 		fmt.Fprintf(w, "SLO     p%g <= %v (%s): ", s.SLO.Percentile, s.SLO.Threshold, op)
 		switch {
 		case s.FirstFail < 0:
-			fmt.Fprintf(w, "met at every level, up to %s\n", unit(s.Model, s.Levels[len(s.Levels)-1].Level))
+			fmt.Fprintf(w, "met at every level, up to %s\n", format.LoadText(s.Model, s.Levels[len(s.Levels)-1].Level))
 		default:
 			f := s.Levels[s.FirstFail]
 			if s.LastPass >= 0 {
-				fmt.Fprintf(w, "met up to %s; ", unit(s.Model, s.Levels[s.LastPass].Level))
+				fmt.Fprintf(w, "met up to %s; ", format.LoadText(s.Model, s.Levels[s.LastPass].Level))
 			} else {
 				fmt.Fprint(w, "not met at any level; ")
 			}
 			fmt.Fprintf(w, "first fails at %s (%.2f%% of offered requests within %v, p%g = %s)\n",
-				unit(s.Model, f.Level), 100*f.SLO.Within.Mean, s.SLO.Threshold, s.SLO.Percentile, micros(f.SLO.Value.Mean))
+				format.LoadText(s.Model, f.Level), 100*f.SLO.Within.Mean, s.SLO.Threshold, s.SLO.Percentile, format.Terminal.Micros(f.SLO.Value.Mean))
 		}
 	}
 	limited := 0
@@ -86,18 +151,18 @@ func writeVerdicts(w io.Writer, s levels.Summary, inProcess bool) {
 		fmt.Fprintln(w, "Client  was not the limit in any run")
 	} else {
 		if inProcess {
-			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: the target runs inside the client process, so they compete for the same CPU and the schedule slipped\n", limited, unit(s.Model, first))
+			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: the target runs inside the client process, so they compete for the same CPU and the schedule slipped\n", limited, format.LoadText(s.Model, first))
 		} else {
-			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: those levels measure the load generator, not the target\n", limited, unit(s.Model, first))
+			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: those levels measure the load generator, not the target\n", limited, format.LoadText(s.Model, first))
 		}
 	}
 	fmt.Fprintln(w)
 }
 
 func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
-	fmt.Fprintf(w, "Level %d/%d · %s offered · %d repetition(s)\n", i+1, len(s.Levels), unit(s.Model, l.Level), l.Reps)
+	fmt.Fprintf(w, "Level %d/%d · %s offered · %d repetition(s)\n", i+1, len(s.Levels), format.LoadText(s.Model, l.Level), l.Reps)
 	fmt.Fprintf(w, "  achieved %s ok/s · late %s · dropped %s · errors %s",
-		est(l.Throughput, 1), est(l.Late, 0), est(l.Dropped, 0), est(l.Errors, 0))
+		format.Terminal.Est(l.Throughput, 1), format.Terminal.Est(l.Late, 0), format.Terminal.Est(l.Dropped, 0), format.Terminal.Est(l.Errors, 0))
 	if l.SLO != nil {
 		verdict := "pass"
 		if !l.SLO.Pass {
@@ -126,7 +191,7 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 	}
 	fmt.Fprintln(tw, head)
 	for _, o := range l.Ops {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t", o.Op, est(o.Count, 0),
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t", o.Op, format.Terminal.Est(o.Count, 0),
 			lat(o.Latency.Mean), lat(o.Latency.P50), lat(o.Latency.P95), lat(o.Latency.P99), lat(o.Latency.Max))
 		if withServer {
 			fmt.Fprintf(tw, "%s\t%s\t", lat(o.Server), lat(o.Network))
@@ -146,35 +211,11 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 			sep = " · "
 		}
 		if !math.IsNaN(h.NetBytes) {
-			fmt.Fprintf(w, "%snetwork %s", sep, bytesPerSec(h.NetBytes))
+			fmt.Fprintf(w, "%snetwork %s", sep, format.Terminal.BytesPerSec(h.NetBytes))
 		}
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
-}
-
-func bytesPerSec(b float64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB/s", b/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.2f MiB/s", b/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.1f KiB/s", b/(1<<10))
-	}
-	return fmt.Sprintf("%.0f B/s", b)
-}
-
-// est prints mean ± standard error; the ± part is left out for a single
-// repetition, where there is no standard error.
-func est(e stats.Estimate, decimals int) string {
-	if e.N == 0 || math.IsNaN(e.Mean) {
-		return "-"
-	}
-	if e.N < 2 || math.IsNaN(e.SE) {
-		return fmt.Sprintf("%.*f", decimals, e.Mean)
-	}
-	return fmt.Sprintf("%.*f ± %.*f", decimals, e.Mean, decimals, e.SE)
 }
 
 // lat prints a latency estimate (µs) in a readable unit.
@@ -182,21 +223,9 @@ func lat(e stats.Estimate) string {
 	if e.N == 0 || math.IsNaN(e.Mean) {
 		return "-"
 	}
-	s := micros(e.Mean)
+	s := format.Terminal.Micros(e.Mean)
 	if e.N >= 2 && !math.IsNaN(e.SE) {
-		s += " ± " + strings.TrimSpace(micros(e.SE))
+		s += " ± " + strings.TrimSpace(format.Terminal.Micros(e.SE))
 	}
 	return s
-}
-
-func micros(us float64) string {
-	switch {
-	case math.IsNaN(us):
-		return "-"
-	case us >= 1e6:
-		return fmt.Sprintf("%.2fs", us/1e6)
-	case us >= 1e3:
-		return fmt.Sprintf("%.2fms", us/1e3)
-	}
-	return fmt.Sprintf("%.0fµs", us)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
-	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/version"
@@ -181,7 +181,7 @@ func measuredSource(sum levels.Summary, runs []store.Run, set setting) string {
 	if minReps != maxReps {
 		reps = fmt.Sprintf("%d to %d repetitions", minReps, maxReps)
 	}
-	s := fmt.Sprintf("from %s (%s x %s)", plural(n, "completed run"), plural(len(sum.Levels), "level"), reps)
+	s := fmt.Sprintf("from %s (%s x %s)", format.Plural(n, "completed run"), format.Plural(len(sum.Levels), "level"), reps)
 	lo, hi := math.Inf(1), 0.0
 	for _, r := range runs {
 		if r.Status == store.StatusCompleted && r.Summary.MeasureSecs > 0 {
@@ -192,12 +192,12 @@ func measuredSource(sum levels.Summary, runs []store.Run, set setting) string {
 	switch {
 	case hi == 0:
 	case lo == hi:
-		s += ", measured phase of " + seconds(hi)
+		s += ", measured phase of " + format.Seconds(hi)
 	default:
-		s += ", measured phases of " + seconds(lo) + " to " + seconds(hi)
+		s += ", measured phases of " + format.Seconds(lo) + " to " + format.Seconds(hi)
 	}
 	if set.interval > 0 {
-		s += ", " + seconds(set.interval.Seconds()) + " intervals"
+		s += ", " + format.Seconds(set.interval.Seconds()) + " intervals"
 	}
 	return s
 }
@@ -250,7 +250,7 @@ func campaignSummary(f Facts, c results.CampaignRow, ts []results.Treatment) str
 				names[i] = x.Name
 			}
 			return fmt.Sprintf("Campaign %s ran %s (%s) whose load, levels, phases or target differ; each treatment's load response says what it ran; %d of %d runs completed.",
-				c.Name, plural(len(ts), "treatment"), strings.Join(names, ", "), f.Completed, f.Runs)
+				c.Name, format.Plural(len(ts), "treatment"), strings.Join(names, ", "), f.Completed, f.Runs)
 		}
 	}
 	set := setting{model: t.Load.Model}
@@ -259,15 +259,15 @@ func campaignSummary(f Facts, c results.CampaignRow, ts []results.Treatment) str
 		loop = "open-loop (" + t.Load.Arrival + " arrivals) load at"
 	}
 	lv := t.Load.Levels
-	levelsText := plural(len(lv), "level")
+	levelsText := format.Plural(len(lv), "level")
 	if len(lv) > 1 {
-		levelsText += " from " + set.loadText(lv[0]) + " to " + set.loadText(lv[len(lv)-1])
+		levelsText += " from " + format.LoadText(set.model, lv[0]) + " to " + format.LoadText(set.model, lv[len(lv)-1])
 	} else if len(lv) == 1 {
-		levelsText = set.loadText(lv[0])
+		levelsText = format.LoadText(set.model, lv[0])
 	}
 	return fmt.Sprintf("Campaign %s drove %s %s against the %s target, %s each, measuring %s per run in %s intervals; %d of %d runs completed.",
-		c.Name, loop, levelsText, t.Target.Type, plural(t.Load.Repetitions, "repetition"),
-		seconds(t.Load.Measure.Seconds()), seconds(t.Load.Interval.Seconds()), f.Completed, f.Runs)
+		c.Name, loop, levelsText, t.Target.Type, format.Plural(t.Load.Repetitions, "repetition"),
+		format.Seconds(t.Load.Measure.Seconds()), format.Seconds(t.Load.Interval.Seconds()), f.Completed, f.Runs)
 }
 
 // sameRun reports whether two treatments share what the campaign summary
@@ -296,7 +296,7 @@ func hostRows(raw json.RawMessage) [][]Cell {
 	for _, k := range keys {
 		switch v := m[k].(type) {
 		case float64:
-			rows = append(rows, []Cell{Text(strings.ReplaceAll(k, "_", " ")), Number(chart.Value(v), v)})
+			rows = append(rows, []Cell{Text(strings.ReplaceAll(k, "_", " ")), Number(format.Num(v), v)})
 		case string:
 			rows = append(rows, []Cell{Text(strings.ReplaceAll(k, "_", " ")), Text(v)})
 		default:
@@ -329,14 +329,14 @@ func runsSection(runs []store.Run, set setting) Section {
 		sec.Summary = "The results file has no runs."
 		return sec
 	}
-	sec.Summary = fmt.Sprintf("%s: %s.", plural(len(runs), "run"), strings.Join(parts, ", "))
+	sec.Summary = fmt.Sprintf("%s: %s.", format.Plural(len(runs), "run"), strings.Join(parts, ", "))
 	if count[store.StatusCompleted] < len(runs) {
 		sec.Summary += " Only completed runs enter the load response and the time series; a slot that was resumed counts its last completed run."
 	}
 	if limited > 0 {
-		sec.Summary += fmt.Sprintf(" In %s the client itself was the limit.", plural(limited, "run"))
+		sec.Summary += fmt.Sprintf(" In %s the client itself was the limit.", format.Plural(limited, "run"))
 	}
-	cols := []Column{{Title: "run"}, {Title: "level (" + set.loadUnit() + ")", Unit: set.loadUnit()}, {Title: "rep"}}
+	cols := []Column{{Title: "run"}, {Title: "level (" + format.LoadUnit(set.model) + ")", Unit: format.LoadUnit(set.model)}, {Title: "rep"}}
 	if treatments {
 		cols = append(cols, Column{Title: "treatment"})
 	}
@@ -346,7 +346,7 @@ func runsSection(runs []store.Run, set setting) Section {
 	var rows [][]Cell
 	for _, r := range runs {
 		s := r.Summary
-		row := []Cell{Number(fmt.Sprint(r.ID), float64(r.ID)), Number(chart.Value(r.Level), r.Level), Number(fmt.Sprint(r.Repetition), float64(r.Repetition))}
+		row := []Cell{Number(fmt.Sprint(r.ID), float64(r.ID)), Number(format.Num(r.Level), r.Level), Number(fmt.Sprint(r.Repetition), float64(r.Repetition))}
 		if treatments {
 			row = append(row, Text(r.Treatment))
 		}
@@ -362,9 +362,9 @@ func runsSection(runs []store.Run, set setting) Section {
 		if s.ClientLimited {
 			limitedCell.Mark = "warn"
 		}
-		row = append(row, status, Number(chart.Value(s.MeasureSecs), s.MeasureSecs), count64(s.Sent), count64(s.Completed),
+		row = append(row, status, Number(format.Num(s.MeasureSecs), s.MeasureSecs), count64(s.Sent), count64(s.Completed),
 			count64(s.Errors), count64(s.Late), count64(s.Dropped), Number(fmt.Sprintf("%.1f", s.Throughput), s.Throughput),
-			limitedCell, Text(truncate(note, 200)))
+			limitedCell, Text(format.Truncate(note, 200)))
 		rows = append(rows, row)
 	}
 	sec.Blocks = append(sec.Blocks, Block{Table: &Table{ID: "runs-table", Title: "Every run, in the order it ran",

@@ -5,7 +5,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -32,7 +32,7 @@ func eventsSection(evs []store.Event, runs []store.Run, set setting) Section {
 	for i, k := range names {
 		parts[i] = fmt.Sprintf("%d %s", kinds[k], k)
 	}
-	sec.Summary = fmt.Sprintf("%s: %s.", plural(len(evs), "event"), strings.Join(parts, ", "))
+	sec.Summary = fmt.Sprintf("%s: %s.", format.Plural(len(evs), "event"), strings.Join(parts, ", "))
 	byID := map[int64]store.Run{}
 	for _, r := range runs {
 		byID[r.ID] = r
@@ -42,12 +42,12 @@ func eventsSection(evs []store.Event, runs []store.Run, set setting) Section {
 	for _, e := range evs {
 		run := Text("campaign")
 		if r, ok := byID[e.RunID]; ok {
-			run = Number(fmt.Sprintf("%d (%s, rep %d)", r.ID, set.loadText(r.Level), r.Repetition), float64(r.ID))
+			run = Number(fmt.Sprintf("%d (%s, rep %d)", r.ID, format.LoadText(set.model, r.Level), r.Repetition), float64(r.ID))
 		} else if e.RunID != 0 {
 			run = Number(fmt.Sprint(e.RunID), float64(e.RunID))
 		}
 		off := e.Time.Sub(start).Seconds()
-		rows = append(rows, []Cell{Text(e.Time.UTC().Format("2006-01-02 15:04:05.000")), Number(chart.Value(off), off), run, Text(e.Kind), Text(truncate(e.Detail, eventDetailLen))})
+		rows = append(rows, []Cell{Text(e.Time.UTC().Format("2006-01-02 15:04:05.000")), Number(format.Num(off), off), run, Text(e.Kind), Text(format.Truncate(e.Detail, eventDetailLen))})
 	}
 	sec.Blocks = append(sec.Blocks, Block{Table: &Table{ID: "events-table", Title: "Events in time order",
 		Source:  fmt.Sprintf("from the event table; details longer than %d characters are cut here (headroom export -t events has them whole)", eventDetailLen),

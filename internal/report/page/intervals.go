@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
@@ -216,9 +217,9 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 	if err != nil {
 		return sec, err
 	}
-	src := fmt.Sprintf("every interval of the measured phase of %s, %s intervals", plural(len(in.Runs), "completed run"), seconds(ivSecs))
+	src := fmt.Sprintf("every interval of the measured phase of %s, %s intervals", format.Plural(len(in.Runs), "completed run"), format.Seconds(ivSecs))
 	if short > 0 {
-		src += fmt.Sprintf(" (%s shorter than half an interval, at the end of a run, left out)", plural(short, "partial interval"))
+		src += fmt.Sprintf(" (%s shorter than half an interval, at the end of a run, left out)", format.Plural(short, "partial interval"))
 	}
 	sec.Summary = intervalFinding(sum, byLevel, set)
 	sec.Blocks = append(sec.Blocks, Block{Chart: throughputBoxes(sum, byLevel, set, src)})
@@ -227,9 +228,9 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 	}
 	for i, l := range sum.Levels {
 		rss := byLevel[l.Index]
-		name := fmt.Sprintf("Level %d/%d, %s", i+1, len(sum.Levels), set.loadText(l.Level))
+		name := fmt.Sprintf("Level %d/%d, %s", i+1, len(sum.Levels), format.LoadText(set.model, l.Level))
 		lsrc := fmt.Sprintf("each whole interval of the measured phase of %s at %s, %s intervals; time from the start of each run's measured phase",
-			plural(len(rss), "completed run"), set.loadText(l.Level), seconds(ivSecs))
+			format.Plural(len(rss), "completed run"), format.LoadText(set.model, l.Level), format.Seconds(ivSecs))
 		rules := eventRules(evs, rss)
 		sec.Blocks = append(sec.Blocks, Block{Chart: levelThroughput(i, name, l, rss, rules, set, lsrc)})
 		sec.Blocks = append(sec.Blocks, Block{Chart: levelP99(i, name, rss, rules, set, lsrc)})
@@ -265,7 +266,7 @@ func intervalFinding(sum levels.Summary, byLevel map[int][]runSeries, set settin
 		}
 		if m > 0 {
 			missed += m
-			missedAt = append(missedAt, set.loadText(l.Level))
+			missedAt = append(missedAt, format.LoadText(set.model, l.Level))
 		}
 		box := chart.BoxOf("", xs)
 		if box.N > 0 && box.Mean > 0 {
@@ -279,7 +280,7 @@ func intervalFinding(sum levels.Summary, byLevel map[int][]runSeries, set settin
 		b.WriteString("Throughput was steady: every interval of a level completed as many requests as the others. ")
 	case worst >= 0:
 		fmt.Fprintf(&b, "Per-interval throughput varies most at %s: from %s to %s ok/s (1st to 99th percentile of its intervals, mean %s). ",
-			set.loadText(sum.Levels[worst].Level), chart.Value(float64(worstBox.P1)), chart.Value(float64(worstBox.P99)), chart.Value(float64(worstBox.Mean)))
+			format.LoadText(set.model, sum.Levels[worst].Level), format.Num(float64(worstBox.P1)), format.Num(float64(worstBox.P99)), format.Num(float64(worstBox.Mean)))
 	}
 	if set.slo != nil {
 		if missed == 0 {
@@ -293,13 +294,13 @@ func intervalFinding(sum levels.Summary, byLevel map[int][]runSeries, set settin
 }
 
 func throughputBoxes(sum levels.Summary, byLevel map[int][]runSeries, set setting, src string) *chart.Chart {
-	bx := &chart.Boxes{X: set.loadAxis(), Y: chart.Axis{Label: "throughput per interval", Unit: "ok/s", Min: chart.At(0)}}
+	bx := &chart.Boxes{X: format.LoadAxis(set.model), Y: chart.Axis{Label: "throughput per interval", Unit: "ok/s", Min: chart.At(0)}}
 	for _, l := range sum.Levels {
 		var xs []float64
 		for _, rs := range byLevel[l.Index] {
 			xs = append(xs, rs.tput...)
 		}
-		bx.Boxes = append(bx.Boxes, chart.BoxOf(chart.Value(l.Level), xs))
+		bx.Boxes = append(bx.Boxes, chart.BoxOf(format.Num(l.Level), xs))
 	}
 	return &chart.Chart{ID: "interval-throughput", Title: "Throughput per interval by level", Boxes: bx,
 		Source: src + "; all repetitions of a level pooled"}
@@ -328,14 +329,14 @@ func p99Heat(sum levels.Summary, byLevel map[int][]runSeries, set setting, ivSec
 	if cols == 0 || len(all) == 0 {
 		return nil
 	}
-	unit, div := latencyUnit(maxUS)
-	h := &chart.HeatMap{X: chart.Axis{Label: "interval start", Unit: "s"}, Y: set.loadAxis(),
+	unit, div := format.LatencyUnit(maxUS)
+	h := &chart.HeatMap{X: chart.Axis{Label: "interval start", Unit: "s"}, Y: format.LoadAxis(set.model),
 		Scale: chart.Axis{Label: "p99 latency", Unit: unit, Log: wantLog(all)}}
 	for c := range cols {
-		h.XLabels = append(h.XLabels, chart.Value(float64(c)*ivSecs))
+		h.XLabels = append(h.XLabels, format.Num(float64(c)*ivSecs))
 	}
 	for _, l := range sum.Levels {
-		h.YLabels = append(h.YLabels, chart.Value(l.Level))
+		h.YLabels = append(h.YLabels, format.Num(l.Level))
 		sums, ns := make([]float64, cols), make([]int, cols)
 		for _, rs := range byLevel[l.Index] {
 			for j, at := range rs.at {
@@ -405,7 +406,7 @@ func levelP99(i int, name string, rss []runSeries, rules []chart.Rule, set setti
 	if set.slo != nil {
 		maxUS = math.Max(maxUS, float64(set.slo.Threshold.Microseconds()))
 	}
-	unit, div := latencyUnit(maxUS)
+	unit, div := format.LatencyUnit(maxUS)
 	line := &chart.Line{X: chart.Axis{Label: "time", Unit: "s"}, Y: chart.Axis{Label: "p99 latency", Unit: unit, Log: wantLog(all)}, Rules: rules}
 	if !line.Y.Log {
 		line.Y.Min = chart.At(0)
@@ -427,7 +428,7 @@ func levelP99(i int, name string, rss []runSeries, rules []chart.Rule, set setti
 			}
 			to := rs.at[k] + rs.ivSecs
 			line.Ranges = append(line.Ranges, chart.Range{From: rs.at[j], To: to,
-				Label: fmt.Sprintf("%s: SLO missed from %s to %s", repName(rs), seconds(rs.at[j]), seconds(to))})
+				Label: fmt.Sprintf("%s: SLO missed from %s to %s", repName(rs), format.Seconds(rs.at[j]), format.Seconds(to))})
 			j = k
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -30,7 +31,7 @@ func sloText(slo *levels.SLO) string {
 	if slo.Op != "" {
 		op = slo.Op
 	}
-	return fmt.Sprintf("p%s ≤ %v (%s)", chart.Value(slo.Percentile), slo.Threshold, op)
+	return fmt.Sprintf("p%s ≤ %v (%s)", format.Num(slo.Percentile), slo.Threshold, op)
 }
 
 // verdicts is the plain-language finding of the load response, in the words
@@ -42,16 +43,16 @@ func verdicts(sum levels.Summary, set setting) string {
 		fmt.Fprintf(&b, "The SLO %s ", sloText(sum.SLO))
 		switch {
 		case sum.FirstFail < 0:
-			fmt.Fprintf(&b, "is met at every level, up to %s. ", set.loadText(ls[len(ls)-1].Level))
+			fmt.Fprintf(&b, "is met at every level, up to %s. ", format.LoadText(set.model, ls[len(ls)-1].Level))
 		default:
 			f := ls[sum.FirstFail]
 			if sum.LastPass >= 0 {
-				fmt.Fprintf(&b, "is met up to %s and ", set.loadText(ls[sum.LastPass].Level))
+				fmt.Fprintf(&b, "is met up to %s and ", format.LoadText(set.model, ls[sum.LastPass].Level))
 			} else {
 				b.WriteString("is not met at any level; it ")
 			}
 			fmt.Fprintf(&b, "first fails at %s, where %.2f%% of offered requests succeeded within %v (p%s = %s). ",
-				set.loadText(f.Level), 100*f.SLO.Within.Mean, sum.SLO.Threshold, chart.Value(sum.SLO.Percentile), micros(f.SLO.Value.Mean))
+				format.LoadText(set.model, f.Level), 100*f.SLO.Within.Mean, sum.SLO.Threshold, format.Num(sum.SLO.Percentile), format.Page.Micros(f.SLO.Value.Mean))
 		}
 	}
 	best := -1
@@ -61,7 +62,7 @@ func verdicts(sum levels.Summary, set setting) string {
 		}
 	}
 	if best >= 0 {
-		fmt.Fprintf(&b, "Achieved throughput peaks at %s ok/s at %s. ", est(ls[best].Throughput, 1), set.loadText(ls[best].Level))
+		fmt.Fprintf(&b, "Achieved throughput peaks at %s ok/s at %s. ", format.Page.Est(ls[best].Throughput, 1), format.LoadText(set.model, ls[best].Level))
 	}
 	limited, first := 0, -1.0
 	for _, l := range ls {
@@ -76,9 +77,9 @@ func verdicts(sum levels.Summary, set setting) string {
 	case limited == 0:
 		b.WriteString("The client was not the limit in any run.")
 	case set.inProcess:
-		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: the target runs inside the client process, so they compete for the same CPU.", plural(limited, "run"), set.loadText(first))
+		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: the target runs inside the client process, so they compete for the same CPU.", format.Plural(limited, "run"), format.LoadText(set.model, first))
 	default:
-		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: those levels measure the load generator, not the target.", plural(limited, "run"), set.loadText(first))
+		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: those levels measure the load generator, not the target.", format.Plural(limited, "run"), format.LoadText(set.model, first))
 	}
 	return b.String()
 }
@@ -99,7 +100,7 @@ func loadResponseSection(sum levels.Summary, in levels.Input, runs []store.Run, 
 		}
 	}
 	if incomplete > 0 {
-		sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: plural(incomplete, "run") + " did not complete; only completed runs are summarised here."}})
+		sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: format.Plural(incomplete, "run") + " did not complete; only completed runs are summarised here."}})
 	}
 	tp, lat := levelTables(sum, set, src)
 	sec.Blocks = append(sec.Blocks, Block{Table: tp}, Block{Table: lat})
@@ -118,7 +119,7 @@ func loadResponseSection(sum levels.Summary, in levels.Input, runs []store.Run, 
 	}
 	for _, l := range sum.Levels {
 		for _, n := range l.Notes {
-			sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: set.loadText(l.Level) + ": " + n}})
+			sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: format.LoadText(set.model, l.Level) + ": " + n}})
 		}
 	}
 	return sec
@@ -128,7 +129,7 @@ func loadResponseSection(sum levels.Summary, in levels.Input, runs []store.Run, 
 // achieved, then latency and the SLO verdict. Two tables keep each narrow
 // enough to read without scrolling.
 func levelTables(sum levels.Summary, set setting, src string) (*Table, *Table) {
-	load := Column{Title: set.loadAxis().Label + " (" + set.loadUnit() + ")", Unit: set.loadUnit()}
+	load := Column{Title: format.LoadAxis(set.model).Label + " (" + format.LoadUnit(set.model) + ")", Unit: format.LoadUnit(set.model)}
 	tp := &Table{ID: "levels-table", Title: "Throughput and request outcomes by level",
 		Source:  src + "; mean ± standard error across repetitions",
 		Columns: []Column{load, {Title: "reps"}, {Title: "achieved (ok/s)", Unit: "ok/s"}, {Title: "errors/run"}, {Title: "late/run"}, {Title: "dropped/run"}, {Title: "client-limited runs"}}}
@@ -141,7 +142,7 @@ func levelTables(sum levels.Summary, set setting, src string) (*Table, *Table) {
 		lat.Columns = append(lat.Columns, Column{Title: "within " + sum.SLO.Threshold.String() + " (%)", Unit: "% of offered"}, Column{Title: "SLO"})
 	}
 	for _, l := range sum.Levels {
-		lv := Number(chart.Value(l.Level), l.Level)
+		lv := Number(format.Num(l.Level), l.Level)
 		lim := Number(fmt.Sprint(l.ClientLimited), float64(l.ClientLimited))
 		if l.ClientLimited > 0 {
 			lim.Mark = "warn"
@@ -158,7 +159,7 @@ func levelTables(sum levels.Summary, set setting, src string) (*Table, *Table) {
 			w := l.SLO.Within
 			within := Text("–")
 			if w.N > 0 {
-				within = Estimate(est(stats.Estimate{Mean: 100 * w.Mean, SE: 100 * w.SE, N: w.N}, 2), 100*w.Mean, 100*w.SE)
+				within = Estimate(format.Page.Est(stats.Estimate{Mean: 100 * w.Mean, SE: 100 * w.SE, N: w.N}, 2), 100*w.Mean, 100*w.SE)
 			}
 			verdict := Cell{Text: "pass", Mark: "pass"}
 			if !l.SLO.Pass {
@@ -182,8 +183,8 @@ func throughputChart(sum levels.Summary, set setting, src string) *chart.Chart {
 	if set.model == "open" {
 		series = append(series, offered)
 	}
-	return &chart.Chart{ID: "throughput-vs-load", Title: "Achieved throughput against " + set.loadAxis().Label, Source: src,
-		Line: &chart.Line{X: set.loadAxis(), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: series}}
+	return &chart.Chart{ID: "throughput-vs-load", Title: "Achieved throughput against " + format.LoadAxis(set.model).Label, Source: src,
+		Line: &chart.Line{X: format.LoadAxis(set.model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: series}}
 }
 
 func latencyChart(sum levels.Summary, set setting, src string) *chart.Chart {
@@ -208,7 +209,7 @@ func latencyChart(sum levels.Summary, set setting, src string) *chart.Chart {
 		if op == "" {
 			op = "all"
 		}
-		picks = append(picks, pick{"SLO p" + chart.Value(slo.Percentile) + " (" + op + ")", func(l levels.Level) stats.Estimate { return l.SLO.Value }})
+		picks = append(picks, pick{"SLO p" + format.Num(slo.Percentile) + " (" + op + ")", func(l levels.Level) stats.Estimate { return l.SLO.Value }})
 	}
 	var all []float64
 	for _, p := range picks {
@@ -228,8 +229,8 @@ func latencyChart(sum levels.Summary, set setting, src string) *chart.Chart {
 	if slo != nil {
 		maxUS = math.Max(maxUS, float64(slo.Threshold.Microseconds()))
 	}
-	unit, div := latencyUnit(maxUS)
-	line := &chart.Line{X: set.loadAxis(), Y: chart.Axis{Label: "latency", Unit: unit, Log: wantLog(all)}}
+	unit, div := format.LatencyUnit(maxUS)
+	line := &chart.Line{X: format.LoadAxis(set.model), Y: chart.Axis{Label: "latency", Unit: unit, Log: wantLog(all)}}
 	if !line.Y.Log {
 		line.Y.Min = chart.At(0)
 	}
@@ -254,7 +255,7 @@ func latencyChart(sum levels.Summary, set setting, src string) *chart.Chart {
 	if line.Y.Log {
 		src += "; logarithmic latency axis"
 	}
-	return &chart.Chart{ID: "latency-vs-load", Title: "Latency percentiles against " + set.loadAxis().Label, Source: src + "; successful requests, all operation types together", Line: line}
+	return &chart.Chart{ID: "latency-vs-load", Title: "Latency percentiles against " + format.LoadAxis(set.model).Label, Source: src + "; successful requests, all operation types together", Line: line}
 }
 
 func overallLat(l levels.Level, f func(*levels.OpRow) stats.Estimate) stats.Estimate {
@@ -271,7 +272,7 @@ func opTable(sum levels.Summary, set setting, src string) *Table {
 			withServer = withServer || o.Server.N > 0
 		}
 	}
-	cols := []Column{{Title: set.loadAxis().Label + " (" + set.loadUnit() + ")", Unit: set.loadUnit()}, {Title: "operation"}, {Title: "ok/run"}, {Title: "mean", Unit: "µs"},
+	cols := []Column{{Title: format.LoadAxis(set.model).Label + " (" + format.LoadUnit(set.model) + ")", Unit: format.LoadUnit(set.model)}, {Title: "operation"}, {Title: "ok/run"}, {Title: "mean", Unit: "µs"},
 		{Title: "p50", Unit: "µs"}, {Title: "p95", Unit: "µs"}, {Title: "p99", Unit: "µs"}, {Title: "max", Unit: "µs"}}
 	if withServer {
 		cols = append(cols, Column{Title: "server", Unit: "µs"}, Column{Title: "network + queue", Unit: "µs"})
@@ -279,7 +280,7 @@ func opTable(sum levels.Summary, set setting, src string) *Table {
 	var rows [][]Cell
 	for _, l := range sum.Levels {
 		for _, o := range l.Ops {
-			row := []Cell{Number(chart.Value(l.Level), l.Level), Text(o.Op), estCell(o.Count, 0), latCell(o.Latency.Mean),
+			row := []Cell{Number(format.Num(l.Level), l.Level), Text(o.Op), estCell(o.Count, 0), latCell(o.Latency.Mean),
 				latCell(o.Latency.P50), latCell(o.Latency.P95), latCell(o.Latency.P99), latCell(o.Latency.Max)}
 			if withServer {
 				row = append(row, latCell(o.Server), latCell(o.Network))
@@ -295,11 +296,11 @@ func opTable(sum levels.Summary, set setting, src string) *Table {
 }
 
 func problemChart(sum levels.Summary, set setting, src string) *chart.Chart {
-	b := &chart.Bars{X: set.loadAxis(), Y: chart.Axis{Label: "requests per run"}}
+	b := &chart.Bars{X: format.LoadAxis(set.model), Y: chart.Axis{Label: "requests per run"}}
 	nonzero := false
 	series := []chart.BarSeries{{Name: "errors"}, {Name: "late"}, {Name: "dropped"}}
 	for _, l := range sum.Levels {
-		b.Categories = append(b.Categories, chart.Value(l.Level))
+		b.Categories = append(b.Categories, format.Num(l.Level))
 		for i, e := range []stats.Estimate{l.Errors, l.Late, l.Dropped} {
 			series[i].Values = append(series[i].Values, chart.Num(e.Mean))
 			series[i].Err = append(series[i].Err, chart.Num(e.SE))
@@ -338,16 +339,16 @@ func cpuChart(sum levels.Summary, set setting, src string) *chart.Chart {
 	if len(names) == 0 {
 		return nil
 	}
-	line := &chart.Line{X: set.loadAxis(), Y: chart.Axis{Label: "host CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}}
+	line := &chart.Line{X: format.LoadAxis(set.model), Y: chart.Axis{Label: "host CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}}
 	for _, n := range names { // in the order levels list hosts: sorted by name
 		line.Series = append(line.Series, byHost[n].mean, byHost[n].peak)
 	}
-	return &chart.Chart{ID: "cpu-vs-load", Title: "Host CPU utilisation against " + set.loadAxis().Label, Line: line,
+	return &chart.Chart{ID: "cpu-vs-load", Title: "Host CPU utilisation against " + format.LoadAxis(set.model).Label, Line: line,
 		Source: src + "; mean = mean over repetitions of each run's mean utilisation, peak = highest sample at the level"}
 }
 
 func hostTable(sum levels.Summary, set setting, src string) *Table {
-	cols := []Column{{Title: set.loadAxis().Label + " (" + set.loadUnit() + ")", Unit: set.loadUnit()}, {Title: "host"}, {Title: "CPU mean", Unit: "%"}, {Title: "CPU peak", Unit: "%"},
+	cols := []Column{{Title: format.LoadAxis(set.model).Label + " (" + format.LoadUnit(set.model) + ")", Unit: format.LoadUnit(set.model)}, {Title: "host"}, {Title: "CPU mean", Unit: "%"}, {Title: "CPU peak", Unit: "%"},
 		{Title: "busiest disk"}, {Title: "disk busy", Unit: "%"}, {Title: "disk busy peak", Unit: "%"}, {Title: "network", Unit: "bytes/s"}}
 	var rows [][]Cell
 	for _, l := range sum.Levels {
@@ -362,9 +363,9 @@ func hostTable(sum levels.Summary, set setting, src string) *Table {
 			}
 			net := Text("–")
 			if !math.IsNaN(h.NetBytes) {
-				net = Number(bytesPerSec(h.NetBytes), h.NetBytes)
+				net = Number(format.Page.BytesPerSec(h.NetBytes), h.NetBytes)
 			}
-			rows = append(rows, []Cell{Number(chart.Value(l.Level), l.Level), Text(h.Host), pctCell(h.CPUMean), peak, disk, util, utilMax, net})
+			rows = append(rows, []Cell{Number(format.Num(l.Level), l.Level), Text(h.Host), pctCell(h.CPUMean), peak, disk, util, utilMax, net})
 		}
 	}
 	return &Table{ID: "hosts-by-level", Title: "Monitored hosts by level", Columns: cols, Rows: rows,

@@ -35,14 +35,13 @@ spec expands to. Exits 1 if any spec has a problem.`,
 				}
 				shape := fmt.Sprintf("%d levels x %d repetitions, %s order%s", len(s.Levels()), s.Repetitions, s.Order, reset)
 				if len(s.Treatments) > 0 {
-					var names []string
-					for _, t := range s.Treatments {
-						names = append(names, t.Name)
-					}
-					shape = fmt.Sprintf("%d treatments: %s", len(s.Treatments), strings.Join(names, ", "))
+					shape = treatmentShape(s)
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%s), about %v\n",
 					path, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
+				for _, l := range treatmentLines(s) {
+					fmt.Fprintln(c.OutOrStdout(), "  "+l)
+				}
 				if s.Lab != nil {
 					fmt.Fprintln(c.OutOrStdout(), "  "+labLine(s))
 				}
@@ -103,4 +102,64 @@ func labLine(s *spec.Spec) string {
 	}
 	monthly += hourly * lab.HoursPerMonth
 	return fmt.Sprintf("lab: %s; emulated price $%.3f/hour, $%.2f/month with volumes (needs root)", strings.Join(parts, ", "), hourly, monthly)
+}
+
+// treatmentShape says how many treatments the spec has, where they come
+// from and in what order they run.
+func treatmentShape(s *spec.Spec) string {
+	out := fmt.Sprintf("%d treatments", len(s.Treatments))
+	if len(s.Factors) > 0 {
+		var names, sizes []string
+		for _, f := range s.Factors {
+			names = append(names, f.Name)
+			sizes = append(sizes, fmt.Sprint(len(f.Values)))
+		}
+		out += fmt.Sprintf(" from factors %s (%s)", strings.Join(names, " x "), strings.Join(sizes, " x "))
+	}
+	if s.TreatmentOrder == "randomized" {
+		out += ", in randomized order"
+	}
+	if s.Blocking == "repetition" {
+		out += ", interleaved by repetition"
+	}
+	return out
+}
+
+// maxBlocksShown keeps the printed run order to one readable line.
+const maxBlocksShown = 12
+
+// treatmentLines describes each treatment (its settings and runs) and,
+// when it is not simply the order written, the order of the blocks.
+func treatmentLines(s *spec.Spec) []string {
+	var out []string
+	for _, t := range s.Treatments {
+		set := "the spec as written"
+		if len(t.Set) > 0 {
+			var parts []string
+			for i, p := range t.Set {
+				parts = append(parts, p+"="+t.Values[i])
+			}
+			set = strings.Join(parts, ", ")
+		}
+		ts := t.Spec
+		out = append(out, fmt.Sprintf("%s: %s; %d runs (%d levels x %d repetitions, %s order)",
+			t.Name, set, len(ts.Plan()), len(ts.Levels()), ts.Repetitions, ts.Order))
+	}
+	if len(s.Treatments) == 0 || (s.TreatmentOrder != "randomized" && s.Blocking != "repetition") {
+		return out
+	}
+	blocks := s.Blocks()
+	var order []string
+	for i, b := range blocks {
+		if i == maxBlocksShown {
+			order = append(order, fmt.Sprintf("... (%d blocks)", len(blocks)))
+			break
+		}
+		name := s.Treatments[b.Treatment].Name
+		if b.Repetition > 0 {
+			name += fmt.Sprintf(" #%d", b.Repetition)
+		}
+		order = append(order, name)
+	}
+	return append(out, "run order: "+strings.Join(order, ", "))
 }

@@ -3,7 +3,7 @@ package mysql
 import (
 	"testing"
 
-	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbbench"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 )
 
 // BenchmarkYCSB measures one client per YCSB operation against the
@@ -15,5 +15,5 @@ func BenchmarkYCSB(b *testing.B) {
 	if skipReason != "" {
 		b.Skip(skipReason)
 	}
-	ycsbbench.Run(b, shared.Target)
+	ycsbtest.Bench(b, shared.Target)
 }

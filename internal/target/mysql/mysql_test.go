@@ -15,6 +15,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/sqlwork"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -99,33 +100,7 @@ func ycsbConfig(t *testing.T, records int64, mix map[workload.OpType]float64) wo
 // populate prepares tgt afresh for w and loads its records through
 // LoadBatch in batches of 40.
 func populate(t *testing.T, tgt *Target, w workload.Config) *workload.Generator {
-	t.Helper()
-	ctx := ctxT(t)
-	if err := tgt.Prepare(ctx, w, true); err != nil {
-		t.Fatal(err)
-	}
-	gen, err := workload.New(w, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tgt.NewClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	var batch []*workload.Op
-	for i := int64(0); i < w.RecordCount; i++ {
-		op := gen.NewOp()
-		gen.Populate(i, op)
-		batch = append(batch, op)
-		if len(batch) == 40 || i == w.RecordCount-1 {
-			if err := c.(target.Loader).LoadBatch(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
-			batch = batch[:0]
-		}
-	}
-	return gen
+	return ycsbtest.Populate(t, tgt, w, 40)
 }
 
 func count(t *testing.T, tgt *Target, table string) int64 {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
-	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbbench"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -75,7 +75,7 @@ func benchTarget(b *testing.B) *Target {
 //
 //	go test -run '^$' -bench YCSB -benchtime 5000x ./internal/target/postgres/
 func BenchmarkYCSB(b *testing.B) {
-	ycsbbench.Run(b, openShared(b, func(o *Options) { o.ServerTiming = false }))
+	ycsbtest.Bench(b, openShared(b, func(o *Options) { o.ServerTiming = false }))
 }
 
 // BenchmarkYCSBStdlib is BenchmarkYCSB through database/sql, with pgx's
@@ -88,7 +88,7 @@ func BenchmarkYCSBStdlib(b *testing.B) {
 	tg := openShared(b, func(o *Options) { o.ServerTiming = false })
 	st := &stdlibTarget{Target: tg}
 	defer st.close()
-	ycsbbench.Run(b, st)
+	ycsbtest.Bench(b, st)
 }
 
 // stdlibTarget is a Target whose clients are sqlycsb.Clients over

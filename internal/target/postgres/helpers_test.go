@@ -12,6 +12,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -128,30 +129,7 @@ func ycsb(records int64) workload.Config {
 
 // populate prepares tg freshly and loads cfg's records with LoadBatch.
 func populate(t *testing.T, tg *Target, cfg workload.Config) *workload.Generator {
-	t.Helper()
-	ctx := context.Background()
-	if err := tg.Prepare(ctx, cfg, true); err != nil {
-		t.Fatal(err)
-	}
-	g, err := workload.New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tg.NewClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ops := make([]*workload.Op, cfg.RecordCount)
-	for i := range ops {
-		ops[i] = g.NewOp()
-		g.Populate(int64(i), ops[i])
-	}
-	for i := 0; i < len(ops); i += 64 {
-		if err := c.(target.Loader).LoadBatch(ctx, ops[i:min(i+64, len(ops))]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return g
+	return ycsbtest.Populate(t, tg, cfg, 64)
 }
 
 func count(t *testing.T, tg *Target, table string) int64 {

@@ -3,7 +3,7 @@ package sqlite
 import (
 	"testing"
 
-	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbbench"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 )
 
 // BenchmarkYCSB measures one client per YCSB operation on a database file
@@ -16,5 +16,5 @@ func BenchmarkYCSB(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer tg.Close()
-	ycsbbench.Run(b, tg)
+	ycsbtest.Bench(b, tg)
 }

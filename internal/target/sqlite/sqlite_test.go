@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -19,26 +20,7 @@ func open(t *testing.T, cfg workload.Config) (*Target, *workload.Generator) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tgt.Close() })
-	ctx := context.Background()
-	if err := tgt.Prepare(ctx, cfg, true); err != nil {
-		t.Fatal(err)
-	}
-	g, err := workload.New(cfg, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := tgt.NewClient(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ops := make([]*workload.Op, cfg.RecordCount)
-	for i := range ops {
-		ops[i] = g.NewOp()
-		g.Populate(int64(i), ops[i])
-	}
-	if err := c.(target.Loader).LoadBatch(ctx, ops); err != nil {
-		t.Fatal(err)
-	}
+	g := ycsbtest.Populate(t, tgt, cfg, int(cfg.RecordCount))
 	return tgt, g
 }
 

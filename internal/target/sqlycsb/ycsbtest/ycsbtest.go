@@ -1,9 +1,8 @@
-// Package ycsbbench measures one client of a YCSB target, one operation
-// type at a time, for the benchmarks of the SQL targets (sqlite, postgres,
-// mysql; docs/performance.md). It reports, besides time and allocations
-// per request, the process's CPU time per request (cpu-µs/op): what the
-// client costs a machine whose cores it shares with the server.
-package ycsbbench
+// Package ycsbtest holds what the tests and benchmarks of the YCSB
+// targets (sqlite, postgres, mysql) share: populating a target through
+// its clients' LoadBatch, and a benchmark of one client per operation
+// type (docs/performance.md).
+package ycsbtest
 
 import (
 	"context"
@@ -27,22 +26,22 @@ func Config() workload.Config {
 	return cfg
 }
 
-// Run prepares tg afresh for Config, loads the records through the
-// client's LoadBatch, and runs one sub-benchmark per operation type with
-// one client issuing requests back to back.
-func Run(b *testing.B, tg target.Target) {
+// Populate prepares tg afresh for cfg and loads cfg's records through a
+// client's LoadBatch, batch records at a time. It returns the generator
+// (seed 1) the records came from.
+func Populate(tb testing.TB, tg target.Target, cfg workload.Config, batch int) *workload.Generator {
+	tb.Helper()
 	ctx := context.Background()
-	cfg := Config()
 	if err := tg.Prepare(ctx, cfg, true); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	g, err := workload.New(cfg, 1)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	c, err := tg.NewClient(ctx)
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer c.Close()
 	ops := make([]*workload.Op, cfg.RecordCount)
@@ -50,11 +49,28 @@ func Run(b *testing.B, tg target.Target) {
 		ops[i] = g.NewOp()
 		g.Populate(int64(i), ops[i])
 	}
-	for i := 0; i < len(ops); i += 100 {
-		if err := c.(target.Loader).LoadBatch(ctx, ops[i:min(i+100, len(ops))]); err != nil {
-			b.Fatal(err)
+	for i := 0; i < len(ops); i += batch {
+		if err := c.(target.Loader).LoadBatch(ctx, ops[i:min(i+batch, len(ops))]); err != nil {
+			tb.Fatal(err)
 		}
 	}
+	return g
+}
+
+// Bench populates tg with Config's records and runs one sub-benchmark
+// per operation type, with one client issuing requests back to back.
+// Besides time and allocations per request it reports the process's CPU
+// time per request (cpu-µs/op): what the client costs a machine whose
+// cores it shares with the server.
+func Bench(b *testing.B, tg target.Target) {
+	ctx := context.Background()
+	cfg := Config()
+	Populate(b, tg, cfg, 100)
+	c, err := tg.NewClient(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
 	next := uint64(cfg.RecordCount) // inserts go on from earlier rounds
 	for t := workload.OpType(0); t < workload.NumOpTypes; t++ {
 		b.Run(t.String(), func(b *testing.B) {

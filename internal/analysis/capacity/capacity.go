@@ -5,6 +5,8 @@
 // the busiest host's CPU per level (seed-digest §1-2). It builds on
 // internal/analysis/levels, which computes the per-level means; this
 // package only groups by treatment and adds what levels does not judge.
+// Analyze is the pure core; FromResults is its driver over a results model,
+// one curve per treatment with the treatment's own load model and SLO.
 package capacity
 
 import (
@@ -111,8 +113,8 @@ type Curve struct {
 	Notes         []string
 }
 
-// Analyze builds one curve per treatment from the input levels.FromStore
-// returns, sorted by treatment label. The load model of a treatment is its
+// Analyze builds one curve per treatment from a levels input (such as
+// levels.FromResults returns), sorted by treatment label. The load model of a treatment is its
 // runs' model, or in.Model when the runs do not record one.
 func Analyze(in levels.Input, cfg Config) ([]Curve, error) {
 	cfg, err := cfg.withDefaults()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -112,12 +113,28 @@ func (c *campaign) mm1(treatment string, mu float64, rates []float64, reps int) 
 	}
 }
 
-func (c *campaign) analyze(cfg Config, slo *levels.SLO) []Curve {
+// input is every treatment's completed runs in one levels input, read
+// through the results model, with load model "open" and the given SLO.
+func (c *campaign) input(slo *levels.SLO) levels.Input {
 	c.t.Helper()
-	in, _, err := levels.FromStore(c.st, "open", slo)
+	r, err := results.New(c.st)
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	in := levels.Input{Model: "open", SLO: slo}
+	for _, tr := range r.Treatments() {
+		lin, _, err := levels.FromResults(r, tr.Name)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		in.Runs = append(in.Runs, lin.Runs...)
+	}
+	return in
+}
+
+func (c *campaign) analyze(cfg Config, slo *levels.SLO) []Curve {
+	c.t.Helper()
+	in := c.input(slo)
 	curves, err := Analyze(in, cfg)
 	if err != nil {
 		c.t.Fatal(err)
@@ -305,10 +322,7 @@ func TestKneedleHand(t *testing.T) {
 func TestConfigErrors(t *testing.T) {
 	c := newCampaign(t, 5)
 	c.mm1("", 100, []float64{50}, 1)
-	in, _, err := levels.FromStore(c.st, "open", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := c.input(nil)
 	for _, cfg := range []Config{{Confidence: 1.5}, {Shortfall: -0.1}, {KneedleMin: 2}, {Op: "scan"}} {
 		if _, err := Analyze(in, cfg); err == nil {
 			t.Errorf("config %+v: want an error", cfg)

@@ -1,9 +1,11 @@
 // Package scaling compares treatments that differ in the number or size of
 // servers (seed-digest §5, seed 002 §III-A): scale-up T(αs)/T(s), speed-up
 // RT(s)/RT(αs), the linearity of throughput over server capacity (Pearson r
-// of a linear regression), and the cost per req/s of each deployment. It is
-// a pure function of per-treatment estimates; FromCurves derives them from
-// capacity curves.
+// of a linear regression), and the cost per req/s of each deployment.
+// Analyze is a pure function of per-treatment estimates; FromCurves derives
+// them from capacity curves. The drivers FromResults (campaign runs) and
+// FromProbes (probe estimates) build them from a results model, with each
+// treatment's lab deployment (DeploymentAt) and its prices.
 package scaling
 
 import (

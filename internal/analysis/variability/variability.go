@@ -7,8 +7,9 @@
 // difference, the largest |tau_i - tau_j| between instances meant to be
 // equal below a threshold; (c) the valid modelling range, the highest level
 // up to which (a) and (b) hold at every level. It also compares reset
-// policies between runs. It is a pure function of data read from the
-// results store.
+// policies between runs. Analyze is a pure function of the runs and their
+// CPU samples; FromResults is its driver over a results model, with the
+// campaign's analysis.variability settings (ConfigOf).
 package variability
 
 import (

@@ -40,10 +40,10 @@ func FromResults(r *results.Results, opt Options) (*Assessment, error) {
 	return Analyze(in, set)
 }
 
-// Settings are the analysis.esl settings the assessment uses: the first
+// settingsOf are the analysis.esl settings the assessment uses: the first
 // treatment's (the campaign's; treatments keep their own models and
 // option_a), with the options' overrides.
-func Settings(r *results.Results, opt Options) results.ESL {
+func settingsOf(r *results.Results, opt Options) results.ESL {
 	var set results.ESL
 	if ts := r.Treatments(); len(ts) > 0 {
 		set = ts[0].Analysis.ESL
@@ -62,7 +62,7 @@ func Settings(r *results.Results, opt Options) results.ESL {
 // with the lab it ran in, the models of its hosts' resources over time,
 // their samples, and the provider/client pairs to align.
 func Gather(r *results.Results, opt Options) (Input, results.ESL, error) {
-	set := Settings(r, opt)
+	set := settingsOf(r, opt)
 	if err := (&Assessment{}).configure(set); err != nil {
 		return Input{}, set, err
 	}
@@ -92,7 +92,7 @@ func Gather(r *results.Results, opt Options) (Input, results.ESL, error) {
 		if l, ok := labOf(r, t.runs); ok {
 			ti.Lab = &l
 			ti.Catalog, ti.CatalogFrom = cost.CatalogFor(l)
-			lm, notes, err := labTimelines(r, l, ti.Catalog, ti.CatalogFrom, spansOf(t.runs))
+			lm, notes, err := labTimelines(r, l, ti.Catalog, ti.CatalogFrom, windowsOf(t.runs))
 			if err != nil {
 				return in, set, err
 			}
@@ -153,14 +153,6 @@ func treatmentsOf(r *results.Results) []assessed {
 		t := r.Treatments()[0]
 		t.Name = ""
 		return []assessed{{Treatment: t, imported: true}}
-	}
-	return out
-}
-
-func spansOf(runs []results.Run) []span {
-	var out []span
-	for _, r := range runs {
-		out = append(out, span{r.Summary.MeasureStart, r.Summary.MeasureEnd})
 	}
 	return out
 }

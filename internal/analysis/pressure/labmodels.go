@@ -17,20 +17,17 @@ const (
 	txQuality  = esl.Quality(monitor.NetTxBytes)
 )
 
-// span is the time a host's limits entry was in force.
-type span struct{ from, to time.Time }
-
 // entriesInForce are the entries of a host's limit series in force at
-// some time inside one of the spans, in time order.
-func entriesInForce(series []results.HostLimits, spans []span) []results.HostLimits {
+// some time inside one of the windows, in time order.
+func entriesInForce(series []results.HostLimits, windows []window) []results.HostLimits {
 	var out []results.HostLimits
 	for i, e := range series {
 		end := time.Unix(1<<62, 0)
 		if i+1 < len(series) {
 			end = series[i+1].From
 		}
-		for _, s := range spans {
-			if e.From.Before(s.to) && end.After(s.from) {
+		for _, w := range windows {
+			if e.From.Before(w.to) && end.After(w.from) {
 				out = append(out, e)
 				break
 			}
@@ -40,7 +37,7 @@ func entriesInForce(series []results.HostLimits, spans []span) []results.HostLim
 }
 
 // labTimelines are the ESL models the hosts' limits give each host
-// resource of a lab over the spans assessed, one span per change of the
+// resource of a lab over the windows assessed, one span per change of the
 // limits (a set_volume, set_cpu or set_link event, and the undo after the
 // run), merged where the model stays the same:
 //
@@ -52,17 +49,17 @@ func entriesInForce(series []results.HostLimits, spans []span) []results.HostLim
 //     reports as a share of the host's vCPUs in force;
 //   - net:eth0 the link rate, each direction (Mbit/s x 10^6 / 8 bytes/s).
 //
-// Without spans, every entry from the lab's start on counts. The notes say
+// Without windows, every entry from the lab's start on counts. The notes say
 // which volumes promise nothing.
-func labTimelines(r *results.Results, l results.Lab, cat *results.Catalog, catFrom string, spans []span) (map[Key]Timeline, []string, error) {
-	if len(spans) == 0 {
-		spans = []span{{l.Up, time.Unix(1<<62, 0)}}
+func labTimelines(r *results.Results, l results.Lab, cat *results.Catalog, catFrom string, windows []window) (map[Key]Timeline, []string, error) {
+	if len(windows) == 0 {
+		windows = []window{{l.Up, time.Unix(1<<62, 0)}}
 	}
 	out := map[Key]Timeline{}
 	var notes []string
 	noted := map[Key]bool{}
 	for _, h0 := range l.Hosts {
-		entries := entriesInForce(r.HostLimitSeries(h0.Host), spans)
+		entries := entriesInForce(r.HostLimitSeries(h0.Host), windows)
 		if len(entries) == 0 {
 			entries = []results.HostLimits{h0}
 		}

@@ -19,10 +19,13 @@ func IsVolume(resource string) bool {
 
 // piece is the part of one quality's subject judged by one span's model.
 type piece struct {
-	series slp.Series
-	esl    esl.ESL
-	text   string // the ESL as the tables print it
-	origin string
+	quality  esl.Quality
+	series   slp.Series
+	esl      esl.ESL
+	text     string // the ESL as the tables print it
+	origin   string
+	unit     string
+	sum, sec float64 // observed level x seconds, and seconds, for the mean
 }
 
 // subjects turns one resource's samples of one source into SLP subjects:
@@ -31,14 +34,8 @@ type piece struct {
 // (slp.FromSamples). Each sample is judged by the model in force at its
 // start (seed-digest §4: the ESL is what the service should deliver under
 // the limits then), so a limit changed mid-run changes the ESL from that
-// moment on.
+// moment on; the pieces of each quality are joined into one series.
 func (a *Assessment) subjects(k Key, samples []monitor.Sample, tl Timeline) ([]Subject, error) {
-	src := samples[0].Source
-	service := k.Resource
-	if src != monitor.SourceSampled {
-		service += " @" + src
-	}
-	base := Subject{Host: k.Host, Service: service, Resource: k.Resource, Source: src}
 	bySpan := make([][]monitor.Sample, len(tl))
 	for _, s := range samples {
 		i := tl.at(s.Start)
@@ -46,14 +43,6 @@ func (a *Assessment) subjects(k Key, samples []monitor.Sample, tl Timeline) ([]S
 	}
 	pieces := map[esl.Quality][]piece{}
 	var order []esl.Quality
-	add := func(q esl.Quality, p piece) {
-		if _, ok := pieces[q]; !ok {
-			order = append(order, q)
-		}
-		pieces[q] = append(pieces[q], p)
-	}
-	observed := map[esl.Quality][2]float64{} // sum of value x seconds, seconds
-	units := map[esl.Quality]string{}
 	judged := false
 	for i, sp := range tl {
 		xs := bySpan[i]
@@ -61,68 +50,21 @@ func (a *Assessment) subjects(k Key, samples []monitor.Sample, tl Timeline) ([]S
 			continue
 		}
 		judged = true
-		hasVolumeQuality := false
-		for _, q := range sp.Model.Qualities() {
-			hasVolumeQuality = hasVolumeQuality || q == esl.OpsPerS || q == esl.BytesPerS
+		var ps []piece
+		var err error
+		if IsVolume(k.Resource) && hasVolumeQuality(sp.Model) {
+			ps, err = a.volumePieces(sp, xs)
+		} else {
+			ps, err = metricPieces(sp, xs)
 		}
-		if IsVolume(k.Resource) && hasVolumeQuality {
-			obs, err := slp.VolumeObservations(xs)
-			if err != nil {
-				return nil, err
-			}
-			v, err := slp.VolumePressure(obs, sp.Model, slp.VolumeOptions{Policy: a.Policy, CandidatesKiB: a.OpSizesKiB})
-			if err != nil {
-				return nil, err
-			}
-			for _, q := range []struct {
-				q      esl.Quality
-				series slp.Series
-				e      esl.ESL
-				unit   string
-				value  func(slp.VolumeSecond) float64
-			}{{esl.OpsPerS, v.Ops, v.OpsESL, "ops/s", func(o slp.VolumeSecond) float64 { return o.Ops }},
-				{esl.BytesPerS, v.Bytes, v.BytesESL, "B/s", func(o slp.VolumeSecond) float64 { return o.Bytes }}} {
-				if q.series == nil {
-					continue
-				}
-				acc := observed[q.q]
-				for _, o := range obs {
-					acc[0] += q.value(o) * o.Period.Seconds()
-					acc[1] += o.Period.Seconds()
-				}
-				observed[q.q], units[q.q] = acc, q.unit
-				text := fmt.Sprintf("%s (%s)", FormatLevel(q.e.Mean(), q.unit), q.e.Source)
-				if a.Policy == slp.ObservedSize {
-					text = "at each interval's mean op size (" + sp.Model.Kind() + " model)"
-				}
-				add(q.q, piece{series: q.series, esl: q.e, text: text, origin: sp.Origin})
-			}
-			continue
+		if err != nil {
+			return nil, err
 		}
-		byMetric := map[string][]monitor.Sample{}
-		for _, x := range xs {
-			byMetric[x.Metric] = append(byMetric[x.Metric], x)
-		}
-		for _, q := range sp.Model.Qualities() {
-			ms := byMetric[string(q)]
-			if len(ms) == 0 {
-				continue
+		for _, p := range ps {
+			if _, ok := pieces[p.quality]; !ok {
+				order = append(order, p.quality)
 			}
-			e, err := sp.Model.ESL(q, 0)
-			if err != nil {
-				return nil, err
-			}
-			series, err := slp.FromSamples(ms, e)
-			if err != nil {
-				return nil, err
-			}
-			acc := observed[q]
-			for _, x := range ms {
-				acc[0] += x.Value * x.Period.Seconds()
-				acc[1] += x.Period.Seconds()
-			}
-			observed[q], units[q] = acc, unitOf(q)
-			add(q, piece{series: series, esl: e, text: fmt.Sprintf("%s (%s)", FormatLevel(e.Mean(), unitOf(q)), e.Source), origin: sp.Origin})
+			pieces[p.quality] = append(pieces[p.quality], p)
 		}
 	}
 	if !judged {
@@ -131,37 +73,133 @@ func (a *Assessment) subjects(k Key, samples []monitor.Sample, tl Timeline) ([]S
 	if len(order) == 0 {
 		return nil, fmt.Errorf("no samples of the model's qualities (%s); name a quality after a metric of the resource, e.g. util_pct", qualityList(tl))
 	}
+	src := samples[0].Source
+	base := Subject{Host: k.Host, Service: k.Resource, Resource: k.Resource, Source: src}
+	if src != monitor.SourceSampled {
+		base.Service += " @" + src
+	}
 	var out []Subject
 	for _, q := range order {
-		ps := pieces[q]
-		s := base
-		s.Quality, s.Unit = q, units[q]
-		s.Observed = observed[q][0] / observed[q][1]
-		var texts, origins []string
-		s.ESLMean = ps[0].esl.Mean()
-		for _, p := range ps {
-			s.Series = append(s.Series, p.series...)
-			texts, origins = appendNew(texts, p.text), appendNew(origins, p.origin)
-			if p.esl.Mean() != s.ESLMean {
-				s.ESLMean = math.NaN() // the limits changed the ESL: no one value
-			}
-		}
-		if a.Policy == slp.ObservedSize && IsVolume(k.Resource) && (q == esl.OpsPerS || q == esl.BytesPerS) {
-			s.ESLMean = math.NaN()
-		}
-		s.ESL = strings.Join(texts, ", then ")
-		s.Model = strings.Join(origins, "; then ")
-		if err := s.Series.Check(); err != nil {
-			return nil, err
-		}
-		sum, err := slp.Summarize(s.Series, a.Thresholds...)
+		s, err := a.join(base, q, pieces[q], IsVolume(k.Resource))
 		if err != nil {
 			return nil, err
 		}
-		s.Summary = sum
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+func hasVolumeQuality(m esl.Model) bool {
+	for _, q := range m.Qualities() {
+		if q == esl.OpsPerS || q == esl.BytesPerS {
+			return true
+		}
+	}
+	return false
+}
+
+// volumePieces are a volume's ops/s and bandwidth pressure under one
+// model, with the op-size policy.
+func (a *Assessment) volumePieces(sp Span, xs []monitor.Sample) ([]piece, error) {
+	obs, err := slp.VolumeObservations(xs)
+	if err != nil {
+		return nil, err
+	}
+	v, err := slp.VolumePressure(obs, sp.Model, slp.VolumeOptions{Policy: a.Policy, CandidatesKiB: a.OpSizesKiB})
+	if err != nil {
+		return nil, err
+	}
+	var out []piece
+	for _, q := range []struct {
+		q      esl.Quality
+		series slp.Series
+		e      esl.ESL
+		unit   string
+		value  func(slp.VolumeSecond) float64
+	}{{esl.OpsPerS, v.Ops, v.OpsESL, "ops/s", func(o slp.VolumeSecond) float64 { return o.Ops }},
+		{esl.BytesPerS, v.Bytes, v.BytesESL, "B/s", func(o slp.VolumeSecond) float64 { return o.Bytes }}} {
+		if q.series == nil {
+			continue
+		}
+		p := piece{quality: q.q, series: q.series, esl: q.e, unit: q.unit, origin: sp.Origin,
+			text: fmt.Sprintf("%s (%s)", FormatLevel(q.e.Mean(), q.unit), q.e.Source)}
+		if a.Policy == slp.ObservedSize {
+			p.text = "at each interval's mean op size (" + sp.Model.Kind() + " model)"
+		}
+		for _, o := range obs {
+			p.sum += q.value(o) * o.Period.Seconds()
+			p.sec += o.Period.Seconds()
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// metricPieces are the pressure of every monitor metric named like one of
+// the model's qualities.
+func metricPieces(sp Span, xs []monitor.Sample) ([]piece, error) {
+	byMetric := map[string][]monitor.Sample{}
+	for _, x := range xs {
+		byMetric[x.Metric] = append(byMetric[x.Metric], x)
+	}
+	var out []piece
+	for _, q := range sp.Model.Qualities() {
+		ms := byMetric[string(q)]
+		if len(ms) == 0 {
+			continue
+		}
+		e, err := sp.Model.ESL(q, 0)
+		if err != nil {
+			return nil, err
+		}
+		series, err := slp.FromSamples(ms, e)
+		if err != nil {
+			return nil, err
+		}
+		p := piece{quality: q, series: series, esl: e, unit: unitOf(q), origin: sp.Origin,
+			text: fmt.Sprintf("%s (%s)", FormatLevel(e.Mean(), unitOf(q)), e.Source)}
+		for _, x := range ms {
+			p.sum += x.Value * x.Period.Seconds()
+			p.sec += x.Period.Seconds()
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// join makes one subject of a quality's pieces: their series in time
+// order, the ESLs and origins in words, and the summary. The ESL mean is
+// NaN when it is not one value: the pieces' ESLs differ, or a volume's is
+// taken at each interval's op size.
+func (a *Assessment) join(base Subject, q esl.Quality, ps []piece, volume bool) (Subject, error) {
+	s := base
+	s.Quality, s.Unit = q, ps[0].unit
+	s.ESLMean = ps[0].esl.Mean()
+	var texts, origins []string
+	var sum, sec float64
+	for _, p := range ps {
+		s.Series = append(s.Series, p.series...)
+		texts, origins = appendNew(texts, p.text), appendNew(origins, p.origin)
+		sum, sec = sum+p.sum, sec+p.sec
+		if p.esl.Mean() != s.ESLMean {
+			s.ESLMean = math.NaN()
+		}
+	}
+	if a.Policy == slp.ObservedSize && volume && (q == esl.OpsPerS || q == esl.BytesPerS) {
+		s.ESLMean = math.NaN()
+	}
+	s.Observed = sum / sec
+	s.ESL = strings.Join(texts, ", then ")
+	s.Model = strings.Join(origins, "; then ")
+	if err := s.Series.Check(); err != nil {
+		return s, err
+	}
+	summary, err := slp.Summarize(s.Series, a.Thresholds...)
+	if err != nil {
+		return s, err
+	}
+	s.Summary = summary
+	return s, nil
 }
 
 func appendNew(xs []string, x string) []string {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/analysis/esl"
 	"github.com/headroom-dev/headroom/internal/analysis/pressure/pressuretest"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -150,23 +151,14 @@ func TestPressureFollowsTheLimitsInForce(t *testing.T) {
 }
 
 // The committed schema-1 lab store: a set_volume event halfway through
-// the measured phase raised the volume's IOPS from 200 to 400; its
-// samples from then on are judged against 400.
+// the measured phase raised the volume's IOPS from 200 to 400. The
+// volume's model changes at that moment; its reads were all served from
+// the cache (0 ops/s), so the pressure is checked on the same intervals
+// with a load of 100 reads/s put in: 50% before, 25% after.
 func TestPressureOnV1LabStoreSeesTheLimitChange(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lab.db")
 	copyFile(t, "../../results/testdata/v1/lab.db", path)
 	r := openResults(t, path)
-	a, err := FromResults(r, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(a.Treatments) != 1 {
-		t.Fatalf("treatments %+v", a.Treatments)
-	}
-	op := subject(t, a.Treatments[0], "db1 volume:data ops_per_s")
-	if !strings.Contains(op.Model, "200 IOPS") || !strings.Contains(op.Model, "after set_volume") || !strings.Contains(op.Model, "400 IOPS") {
-		t.Fatalf("model %q", op.Model)
-	}
 	evs, err := r.Events(-1)
 	if err != nil {
 		t.Fatal(err)
@@ -177,27 +169,52 @@ func TestPressureOnV1LabStoreSeesTheLimitChange(t *testing.T) {
 			change = e.Time
 		}
 	}
-	samples, err := r.Samples(results.SampleFilter{RunID: -1, Host: "db1", Resource: "volume:data", Metric: monitor.DiskReadOps})
+	in, set, err := Gather(r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	reads := map[time.Time]float64{}
-	for _, s := range samples {
-		reads[s.Start] = s.Value
+	if len(in.Treatments) != 1 {
+		t.Fatalf("treatments %+v", in.Treatments)
 	}
+	k := Key{"db1", "volume:data"}
+	tl := in.Treatments[0].Models[k]
+	if len(tl) != 2 || !tl[1].From.Equal(change) {
+		t.Fatalf("volume models %+v; want two, the second from the set_volume at %s", tl, change)
+	}
+	for i, iops := range []float64{200, 400} {
+		if e, err := tl[i].Model.ESL(esl.OpsPerS, 4); err != nil || e.Mean() != iops {
+			t.Errorf("span %d: ESL %v, %v; want %g ops/s", i, e.Mean(), err, iops)
+		}
+	}
+	if !strings.Contains(tl[1].Origin, "after set_volume") {
+		t.Errorf("origin %q", tl[1].Origin)
+	}
+	samples := in.Treatments[0].Samples[k]
+	for i, s := range samples {
+		switch s.Metric {
+		case monitor.DiskReadOps:
+			samples[i].Value = 100
+		case monitor.DiskReadBytes:
+			samples[i].Value = 100 * 4096
+		}
+	}
+	a, err := Analyze(in, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := subject(t, a.Treatments[0], "db1 volume:data ops_per_s")
 	after := 0
 	for _, p := range op.Series {
-		// Writes are part of o too; this run only read (YCSB c).
-		iops := 200.0
+		want := 100 * 100 / 200.0
 		if !p.Start.Before(change) {
-			iops, after = 400, after+1
+			want, after = 100*100/400.0, after+1
 		}
-		if want := 100 * reads[p.Start] / iops; !near(p.Value, want, 1e-9) {
-			t.Errorf("SLP at %s: %v, want %v (IOPS %g)", p.Start.Format(time.RFC3339Nano), p.Value, want, iops)
+		if !near(p.Value, want, 1e-9) {
+			t.Errorf("SLP at %s: %v, want %v", p.Start.Format(time.RFC3339Nano), p.Value, want)
 		}
 	}
-	if after == 0 || after == len(op.Series) {
-		t.Errorf("%d of %d points after the change at %s", after, len(op.Series), change)
+	if after == 0 || after == len(op.Series) || !math.IsNaN(op.ESLMean) || !strings.Contains(op.ESL, "200 ops/s") || !strings.Contains(op.ESL, "then 400 ops/s") {
+		t.Errorf("%d of %d points after the change at %s; ESL %v %q", after, len(op.Series), change, op.ESLMean, op.ESL)
 	}
 }
 

@@ -167,9 +167,9 @@ func TestAisleLoopOnLab(t *testing.T) {
 	if len(a.Costs) != 1 || !(a.Costs[0].Comparison.Savings < 0) || !(a.Costs[0].Comparison.B.Throughput < after.Throughput) {
 		t.Errorf("cost comparison %+v: option A should buy a req/s for less than scaling out", a.Costs)
 	}
-	r := &page.Report{Title: "t"}
-	r.Add(Sections(a)...)
-	if err := r.Validate(); err != nil {
+	rep := &page.Report{Title: "t"}
+	rep.Add(Sections(a)...)
+	if err := rep.Validate(); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/headroom-dev/headroom/internal/analysis/cost"
-	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
+	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/page"
 )

@@ -8,9 +8,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/analysis/cost"
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
+	"github.com/headroom-dev/headroom/internal/analysis/slp"
 )
 
 // Terminal writes the assessment for headroom assess: per treatment the
@@ -274,7 +274,9 @@ func BeforeAfter(a *assess.Assessment) []BeforeAfterRow {
 // Shifts says, per volume, how the pressure moved between the base and
 // each other treatment (seed 000 Figs. 6-7: from ops/s towards bandwidth,
 // or away).
-func Shifts(a *assess.Assessment) []string { return shifts(a, func(assess.Subject) bool { return true }) }
+func Shifts(a *assess.Assessment) []string {
+	return shifts(a, func(assess.Subject) bool { return true })
+}
 
 // volumeShifts are the Shifts of volumes only, for summaries.
 func volumeShifts(a *assess.Assessment) []string {

@@ -3,8 +3,9 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	bnreport "github.com/headroom-dev/headroom/internal/report/bottleneck"
-	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // newBottleneckCmd is `headroom bottleneck RESULTS_DIR`: the bottleneck
@@ -26,12 +27,12 @@ spec's analysis.bottleneck section. See docs/bottleneck.md.`,
 			if err != nil {
 				return err
 			}
-			st, err := store.Open(path)
+			r, err := results.Open(path)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			a, err := bnreport.Analyze(st)
+			defer r.Close()
+			a, err := ab.FromResults(r)
 			if err != nil {
 				return err
 			}

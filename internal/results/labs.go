@@ -143,7 +143,13 @@ func applyLegacyFault(h *HostLimits, f faultEvent) bool {
 			return false
 		}
 		h.Volumes = append([]VolumeLimit(nil), h.Volumes...)
-		h.Volumes[0].IOPS, h.Volumes[0].MiBps = iops, mibps
+		// The lab keeps a limit given as 0 as it was (lab.SetVolume).
+		if iops > 0 {
+			h.Volumes[0].IOPS = iops
+		}
+		if mibps > 0 {
+			h.Volumes[0].MiBps = mibps
+		}
 	case "set_link":
 		var v float64
 		if _, err := fmt.Sscanf(rest, " link: %g Mbit/s", &v); err != nil {

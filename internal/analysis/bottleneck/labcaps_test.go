@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -258,6 +259,18 @@ func TestV1LabStore(t *testing.T) {
 	sched := RunCapacities(r, run, run.Summary.MeasureStart, run.Summary.MeasureEnd)
 	if len(sched) != 2 || sched[0].Caps.IOPSPerDirection["db1/volume:data"] != 200 || sched[1].Caps.IOPSPerDirection["db1/volume:data"] != 400 {
 		t.Fatalf("schedule %+v", sched)
+	}
+	// The event gave MiB/s 0, which the lab reads as "keep": 320 MiB/s
+	// throughout.
+	for _, st := range sched {
+		if st.Caps.BandwidthPerDirection["db1/volume:data"] != 320*(1<<20) {
+			t.Errorf("bandwidth from %v: %v", st.From, st.Caps.BandwidthPerDirection)
+		}
+	}
+	for _, n := range ra.Result.Notes {
+		if strings.Contains(n, "no capacity") {
+			t.Errorf("note %q", n)
+		}
 	}
 	if d := sched[1].From.Sub(run.Summary.MeasureStart); d < 1500*time.Millisecond || d > 2500*time.Millisecond {
 		t.Errorf("the limit changed %v into the measured phase; the event was at 2s", d)

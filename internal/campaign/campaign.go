@@ -10,13 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/hostinfo"
-	"github.com/headroom-dev/headroom/internal/lab"
+	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/monitor/procfs"
 	"github.com/headroom-dev/headroom/internal/progress"
@@ -24,8 +20,6 @@ import (
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target"
-	"github.com/headroom-dev/headroom/internal/target/registry"
-	"github.com/headroom-dev/headroom/internal/version"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -57,82 +51,26 @@ type Options struct {
 
 // Start creates a new results directory for s and runs the whole campaign.
 func Start(ctx context.Context, s *spec.Spec, opt Options) (Outcome, error) {
-	now := time.Now
-	if opt.Now != nil {
-		now = opt.Now
-	}
-	base := s.Output
-	if !filepath.IsAbs(base) && s.File != "" {
-		base = filepath.Join(filepath.Dir(s.File), base)
-	}
-	dir, err := newResultsDir(base, s.Name, now())
+	ss, err := NewSession(s, SessionOptions{Now: opt.Now})
 	if err != nil {
 		return Outcome{}, err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), s.Source, 0o644); err != nil {
-		return Outcome{}, fmt.Errorf("writing the spec copy into %s: %w", dir, err)
-	}
-	st, err := store.Create(filepath.Join(dir, StoreFile), store.Campaign{
-		Name: s.Name, SpecFile: s.File, SpecYAML: string(s.Source), Seed: s.Seed,
-		HostJSON: hostinfo.Collect().JSON(), ToolVersion: version.Version, CreatedAt: now(),
-	})
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer st.Close()
-	return execute(ctx, s, st, dir, opt)
+	defer ss.Close()
+	return execute(ctx, s, ss.Store, ss.Dir, opt)
 }
 
 // Resume continues the campaign whose results directory is dir, running only
 // the planned runs that have no completed run yet.
 func Resume(ctx context.Context, dir string, opt Options) (Outcome, error) {
-	path := filepath.Join(dir, StoreFile)
-	if _, err := os.Stat(path); err != nil {
-		return Outcome{}, fmt.Errorf("%s is not a Headroom results directory (no %s in it); pass the directory that `headroom run` printed", dir, StoreFile)
-	}
-	st, err := store.Open(path)
+	ss, s, err := ReopenSession(dir)
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer st.Close()
-	c, err := st.Campaign()
-	if err != nil {
+	defer ss.Close()
+	if _, err := ss.Store.MarkRunningInterrupted("the process ended without finishing this run"); err != nil {
 		return Outcome{}, err
 	}
-	name := c.SpecFile
-	if name == "" {
-		name = "spec.yaml"
-	}
-	s, err := spec.Parse(name, []byte(c.SpecYAML))
-	if err != nil {
-		return Outcome{}, fmt.Errorf("the spec stored in %s no longer validates: %w", path, err)
-	}
-	s.File = c.SpecFile
-	if _, err := st.MarkRunningInterrupted("the process ended without finishing this run"); err != nil {
-		return Outcome{}, err
-	}
-	return execute(ctx, s, st, dir, opt)
-}
-
-func newResultsDir(base, name string, t time.Time) (string, error) {
-	stamp := t.Format("20060102-150405")
-	for i := 0; i < 100; i++ {
-		dir := filepath.Join(base, name+"-"+stamp)
-		if i > 0 {
-			dir += "-" + strconv.Itoa(i)
-		}
-		if err := os.MkdirAll(base, 0o755); err != nil {
-			return "", fmt.Errorf("cannot create the output directory %s: %w (set output: in the spec to a writable place)", base, err)
-		}
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("cannot create the results directory %s: %w", dir, err)
-		}
-	}
-	return "", fmt.Errorf("cannot find a free results directory name under %s", base)
+	return execute(ctx, s, ss.Store, ss.Dir, opt)
 }
 
 // RunSeed derives a run's random seed from the campaign seed and the run's
@@ -162,78 +100,15 @@ type executor struct {
 	next keySpace
 	// holes are the key numbers of earlier runs' inserts that stored
 	// nothing (dropped or failed), so "latest" in later runs skips them.
-	holes   []uint64
-	sampler *procfs.Sampler // nil when monitoring is off
-	labMon  *lab.Monitor    // the lab hosts' sampler; nil without a lab or monitoring
-	clock   *serverClock    // nil when the target reports no server times
-	rs      resetState
-	lab     *lab.Lab // nil when the spec has no lab
-	limits  *limitLog
-	killed  bool // a kill event stopped the target's server in this run
-	tr      treatmentRun
-}
-
-// Setup is a target ready for load: the spec's lab (if it has one) is up,
-// with the target's managed server on its host, and the target is open.
-type Setup struct {
-	Target target.Target
-	Lab    *lab.Lab // nil without a lab: section
-	keep   bool
-	limits *limitLog // writes the lab hosts' limits as they change
-}
-
-// OpenTarget brings up the spec's lab (recording it in st) and opens its
-// target in results directory dir. Close undoes both. The probe uses it
-// too, so that a target placed on a lab host works the same there.
-func OpenTarget(s *spec.Spec, dir string, st *store.Store, prog progress.Reporter) (*Setup, error) {
-	if prog == nil {
-		prog = progress.Quiet()
-	}
-	f, ok := registry.Lookup(s.Target.Type)
-	if !ok {
-		return nil, fmt.Errorf("target.type: unknown target %q", s.Target.Type)
-	}
-	specDir := ""
-	if s.File != "" {
-		specDir = filepath.Dir(s.File)
-	}
-	env := registry.Env{Dir: dir}
-	su := &Setup{limits: newLimitLog(st)}
-	if s.Lab != nil {
-		lb, err := upLab(s, specDir, st, prog)
-		if err != nil {
-			return nil, fmt.Errorf("lab: %w", err)
-		}
-		su.Lab, su.keep = lb, s.Lab.Keep
-		env.Lab = placer(lb)
-		if err := su.limits.record(lb, time.Now(), "up"); err != nil {
-			return nil, errors.Join(err, lb.Close(su.keep))
-		}
-	}
-	tgt, err := f.Open(s.Target.Options, env)
-	if err != nil {
-		if su.Lab != nil {
-			err = errors.Join(err, su.Lab.Close(su.keep))
-		}
-		return nil, err
-	}
-	su.Target = tgt
-	return su, nil
-}
-
-// Close closes the target (stopping the servers it runs), then takes the
-// lab down when this process brought it up and the spec did not keep it.
-func (su *Setup) Close() error {
-	var errs []error
-	if su.Target != nil {
-		errs = append(errs, su.Target.Close())
-	}
-	if su.Lab != nil {
-		if err := su.Lab.Close(su.keep); err != nil {
-			errs = append(errs, fmt.Errorf("lab: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	holes    []uint64
+	sampler  *procfs.Sampler // nil when monitoring is off
+	hostMons hostMonitors    // the provider's hosts' samplers; empty for this machine alone or without monitoring
+	clock    *serverClock    // nil when the target reports no server times
+	rs       resetState
+	setup    *Setup
+	faults   infra.Faulter // the provider's run-time events; nil when it has none
+	killed   bool          // a kill event stopped the target's server in this run
+	tr       treatmentRun
 }
 
 // treatmentRun is one treatment of a campaign as the executor runs it.
@@ -246,8 +121,9 @@ type treatmentRun struct {
 	total    time.Duration     // left to run in the whole campaign (progress)
 }
 
-// execute runs every treatment of the campaign in order (or the campaign
-// itself when it has none), each with its own target and lab.
+// execute runs every treatment of the campaign in its blocks' order (or
+// the campaign itself when it has none), each block with its own target
+// and lab.
 func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt Options) (Outcome, error) {
 	if len(s.Treatments) == 0 {
 		out, err := executeTreatment(ctx, s, treatmentRun{total: -1}, st, dir, opt)
@@ -258,24 +134,36 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if err != nil {
 		return Outcome{Dir: dir, StorePath: st.Path(), Spec: s}, err
 	}
-	left := make([]time.Duration, len(s.Treatments))
+	// The treatments run in blocks (spec.Blocks): a treatment's whole plan,
+	// or one repetition of it with blocks: repetition, each a session.
+	blocks := s.Blocks()
+	left := make([]time.Duration, len(blocks))
+	todo := make([]int, len(blocks))
 	var total time.Duration
-	for i, t := range s.Treatments {
-		per := perRunTime(t.Spec)
-		for _, p := range t.Spec.Plan() {
-			if !done[i*spec.SlotsPerTreatment+p.Slot] {
-				left[i] += per
+	for k, b := range blocks {
+		per := perRunTime(b.Spec)
+		for _, p := range b.Runs {
+			if !done[b.Treatment*spec.SlotsPerTreatment+p.Slot] {
+				left[k] += per
+				todo[k]++
 			}
 		}
-		total += left[i]
+		total += left[k]
 	}
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
 	var before time.Duration
 	var errs []error
-	for i, t := range s.Treatments {
-		tr := treatmentRun{name: t.Name, index: i, set: settingsOf(t), slotBase: i * spec.SlotsPerTreatment, planned: before, total: total}
-		before += left[i]
-		o, err := executeTreatment(ctx, t.Spec, tr, st, dir, opt)
+	for k, b := range blocks {
+		t := s.Treatments[b.Treatment]
+		if todo[k] == 0 {
+			// Completed by an earlier session: no target to bring up.
+			out.Runs += len(b.Runs)
+			out.Completed += len(b.Runs)
+			continue
+		}
+		tr := treatmentRun{name: t.Name, index: b.Treatment, set: settingsOf(t), slotBase: b.Treatment * spec.SlotsPerTreatment, planned: before, total: total}
+		before += left[k]
+		o, err := executeTreatment(ctx, b.Spec, tr, st, dir, opt)
 		out.Runs += o.Runs
 		out.Completed += o.Completed
 		out.Failed += o.Failed
@@ -303,18 +191,8 @@ func perRunTime(s *spec.Spec) time.Duration {
 // spec has no treatments).
 func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *store.Store, dir string, opt Options) (_ Outcome, err error) {
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
-	if opt.Configure != nil {
-		opt.Configure(s)
-	}
-	specDir := ""
-	if s.File != "" {
-		specDir = filepath.Dir(s.File)
-	}
-	wcfg, err := WorkloadConfig(s.Workload, specDir)
-	if err != nil {
-		return out, err
-	}
-	setup, err := OpenTarget(s, dir, st, progressOf(opt))
+	sess := &Session{Dir: dir, Store: st, Progress: progressOf(opt), Configure: opt.Configure}
+	setup, err := sess.Open(ctx, Treatment{Name: tr.name, Index: tr.index, Set: tr.set, Spec: s})
 	if err != nil {
 		return out, err
 	}
@@ -323,11 +201,8 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 			err = cerr
 		}
 	}()
-	tgt, lb := setup.Target, setup.Lab
+	tgt, wcfg := setup.Target, setup.Workload
 	if err := checkReset(s.Reset, tgt, s.Target.Type); err != nil {
-		return out, err
-	}
-	if err := RecordTreatment(st, s, tr.name, tr.index, setup, tr.set); err != nil {
 		return out, err
 	}
 
@@ -335,7 +210,7 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 	if err != nil {
 		return out, err
 	}
-	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), lab: lb, limits: setup.limits, tr: tr}
+	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), setup: setup, faults: setup.Faults(), tr: tr}
 	defer ex.prog.Finish()
 	out.Runs = len(ex.plan)
 	ex.perRun = perRunTime(s)
@@ -357,34 +232,20 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 			ex.sampler.Close() // the current one: a restart replaces it
 		}
 	}()
-	if lb != nil && ex.sampler != nil {
-		if ex.labMon, err = lb.NewMonitor(); err != nil {
-			return out, fmt.Errorf("monitoring the lab: %w", err)
+	if ex.sampler != nil {
+		if ex.hostMons, err = openHostMonitors(setup.Hosts); err != nil {
+			return out, err
 		}
-		defer ex.labMon.Close()
-	}
-	populated, err := ex.populated()
-	if err != nil {
-		return out, err
-	}
-	if e, ok := tgt.(target.Ephemeral); ok && e.Ephemeral() {
-		// A server instance made for this session starts empty, whatever
-		// an earlier session loaded into its own instance.
-		populated = false
+		defer ex.hostMons.Close()
 	}
 	if ex.next, err = ex.lastKeySpace(); err != nil {
 		return out, err
 	}
-	// The table is emptied only when it is about to be populated, so that
-	// populate: false keeps the user's data and a resume after an
-	// interrupted populate starts the population again from scratch.
-	if err := tgt.Prepare(ctx, wcfg, *s.Phases.Populate && !populated); err != nil {
+	populated, err := setup.Fill(ctx, ex.populating)
+	if err != nil {
 		return out, err
 	}
-	if *s.Phases.Populate && !populated {
-		if err := ex.populate(ctx); err != nil {
-			return out, err
-		}
+	if populated {
 		ex.rs.pristine = true
 		// The target holds only the loaded records again: inserts restart
 		// after them (sequences keep counting, which is harmless).

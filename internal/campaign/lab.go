@@ -5,70 +5,23 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os/exec"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/monitor"
-	"github.com/headroom-dev/headroom/internal/progress"
-	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target"
 )
 
-// Event kinds the lab records.
+// Event kinds of the infrastructure and its events.
 const (
 	eventLab       = "lab"        // the lab the campaign ran in: hosts, limits, prices
 	eventFault     = "fault"      // an event of the spec's events: section, applied
 	eventFaultUndo = "fault_undo" // the faults undone at the end of a run
 )
-
-// upLab brings up the spec's lab (or reuses one that is up with the same
-// hosts) and records what it is made of.
-func upLab(s *spec.Spec, specDir string, st *store.Store, prog progress.Reporter) (*lab.Lab, error) {
-	hosts, cat, err := s.Lab.Resolve(specDir)
-	if err != nil {
-		return nil, err
-	}
-	name := s.Lab.Name
-	if name == "" {
-		name = s.Name
-	}
-	l, err := lab.Up(name, hosts, cat, lab.Options{Progress: func(line string) { prog.Note(line) }})
-	if err != nil {
-		return nil, err
-	}
-	detail, _ := json.Marshal(labRecord(l))
-	if err := st.AddEvent(store.Event{Time: time.Now(), Kind: eventLab, Detail: string(detail)}); err != nil {
-		_ = l.Close(s.Lab.Keep)
-		return nil, err
-	}
-	return l, nil
-}
-
-// labRecord is what the results store keeps about a lab: enough to price
-// and describe every host afterwards (the catalog's prices included).
-func labRecord(l *lab.Lab) map[string]any {
-	st := l.State()
-	return map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts, "catalog": st.Catalog}
-}
-
-// placer puts managed servers on lab hosts for the target registry.
-func placer(l *lab.Lab) func(host string) (*deploy.Placement, error) {
-	return func(host string) (*deploy.Placement, error) {
-		h, err := l.Host(host)
-		if err != nil {
-			return nil, err
-		}
-		return &deploy.Placement{
-			Host: host, Address: h.Addr, ClientAddress: l.ClientAddr(), DataDir: h.VolumeDir,
-			Wrap: func(cmd *exec.Cmd, uid, gid int) error { return l.Command(host, cmd, uid, gid) },
-		}, nil
-	}
-}
 
 // sources samples several monitor sources as one.
 type sources []monitor.Source
@@ -86,6 +39,33 @@ func (ss sources) Sample(at time.Time) ([]monitor.Sample, error) {
 	return out, errors.Join(errs...)
 }
 
+// hostMonitors are the samplers of a provider's hosts.
+type hostMonitors []infra.Monitor
+
+// openHostMonitors opens the samplers of the provider's hosts (none for
+// this machine, which the campaign samples with the spec's settings).
+func openHostMonitors(hosts infra.Hosts) (hostMonitors, error) {
+	var out hostMonitors
+	for _, h := range hosts {
+		m, err := h.Monitor()
+		if err != nil {
+			out.Close()
+			return nil, fmt.Errorf("monitoring host %s: %w", h.Name(), err)
+		}
+		if m != nil {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// Close closes every sampler.
+func (ms hostMonitors) Close() {
+	for _, m := range ms {
+		m.Close()
+	}
+}
+
 // faultRecord is the detail of a fault event.
 type faultRecord struct {
 	At     string `json:"at"` // offset into the measured phase
@@ -99,10 +79,10 @@ type faultRecord struct {
 // (the start of the run's measured phase) until stop is called. Each one
 // is recorded as a fault event when it happens.
 func (ex *executor) startEvents(ctx context.Context, id int64, measureAt time.Time) (stop func()) {
-	if ex.lab == nil || len(ex.s.Events) == 0 {
+	if ex.faults == nil || len(ex.s.Events) == 0 {
 		return func() {}
 	}
-	evs := append([]lab.Event(nil), ex.s.Events...)
+	evs := append([]infra.Event(nil), ex.s.Events...)
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].At < evs[j].At })
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
@@ -127,9 +107,9 @@ func (ex *executor) startEvents(ctx context.Context, id int64, measureAt time.Ti
 	return func() { once.Do(func() { close(quit); wg.Wait() }) }
 }
 
-func (ex *executor) applyEvent(ctx context.Context, id int64, e lab.Event) {
-	detail, err := ex.lab.Apply(e)
-	if errors.Is(err, lab.ErrStartService) {
+func (ex *executor) applyEvent(ctx context.Context, id int64, e infra.Event) {
+	detail, err := ex.faults.Apply(e)
+	if errors.Is(err, infra.ErrStartService) {
 		err = ex.startService(ctx)
 		detail = "started the target's server again on " + e.Host
 	}
@@ -144,7 +124,7 @@ func (ex *executor) applyEvent(ctx context.Context, id int64, e lab.Event) {
 	now := time.Now()
 	_ = ex.st.AddEvent(store.Event{RunID: id, Time: now, Kind: eventFault, Detail: string(b)})
 	if err == nil {
-		_ = ex.limits.record(ex.lab, now, e.Action)
+		_ = ex.setup.recordLimits(now, e.Action)
 	}
 	ex.prog.Note(fmt.Sprintf("event at +%v: %s", e.At, detail))
 }
@@ -158,14 +138,14 @@ func (ex *executor) startService(ctx context.Context) error {
 	return s.StartServer(ctx)
 }
 
-// undoEvents puts the lab back as defined after a run with events, and
+// undoEvents puts the hosts back as defined after a run with events, and
 // starts a killed server again, so that every run starts from the same
 // set-up. It records what it did.
 func (ex *executor) undoEvents(ctx context.Context, id int64) error {
-	if ex.lab == nil || len(ex.s.Events) == 0 {
+	if ex.faults == nil || len(ex.s.Events) == 0 {
 		return nil
 	}
-	err := ex.lab.ResetFaults()
+	err := ex.faults.ResetFaults()
 	restarted := false
 	if ex.killed {
 		if serr := ex.startService(ctx); serr != nil {
@@ -184,7 +164,7 @@ func (ex *executor) undoEvents(ctx context.Context, id int64) error {
 	b, _ := json.Marshal(rec)
 	now := time.Now()
 	_ = ex.st.AddEvent(store.Event{RunID: id, Time: now, Kind: eventFaultUndo, Detail: string(b)})
-	if lerr := ex.limits.record(ex.lab, now, "undo"); lerr != nil {
+	if lerr := ex.setup.recordLimits(now, "undo"); lerr != nil {
 		err = errors.Join(err, lerr)
 	}
 	return err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 	_ "github.com/headroom-dev/headroom/internal/target/postgres"
 	_ "github.com/headroom-dev/headroom/internal/target/redis"
@@ -111,6 +112,17 @@ output: out
 	}
 	if !found {
 		t.Error("no lab event recording the hosts and their limits")
+	}
+	// The managed server listens on its lab host's address: the target
+	// reports it (target.Addresser) and the treatment's facts keep it.
+	res, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := res.HostLimitSeries("db1")
+	ts := res.Treatments()
+	if len(series) == 0 || len(ts) != 1 || series[0].Address == "" || !strings.HasPrefix(ts[0].Target.Address, series[0].Address+":") {
+		t.Errorf("target address %+v, db1 limits %+v", ts, series)
 	}
 	if len(lab.List()) != 0 {
 		for _, l := range lab.List() {

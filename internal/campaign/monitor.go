@@ -78,8 +78,12 @@ func (ex *executor) startMonitor(id int64, origin time.Time) func() {
 		return func() {}
 	}
 	var src monitor.Source = ex.sampler
-	if ex.labMon != nil {
-		src = sources{ex.sampler, ex.labMon}
+	if len(ex.hostMons) > 0 {
+		all := sources{ex.sampler}
+		for _, m := range ex.hostMons {
+			all = append(all, m)
+		}
+		src = all
 	}
 	r := monitor.NewRunner(src, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
 		return ex.st.AddSamples(id, ss)

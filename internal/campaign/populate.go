@@ -20,49 +20,81 @@ type populatedDetail struct {
 	Treatment string  `json:"treatment,omitempty"`
 }
 
-// populated reports whether an earlier session already populated this
-// treatment's target.
-func (ex *executor) populated() (bool, error) {
-	evs, err := ex.st.Events(-1)
+// Fill makes the target ready for the workload: it prepares it, and
+// populates it when the spec asks (phases.populate) and no earlier session
+// of this results directory has populated this treatment's target yet (a
+// server instance made for this session starts empty, whatever an earlier
+// session loaded into its own). phase hears what it is doing ("populate",
+// "populate 300/1000 rows"); nil = nothing. It reports whether it
+// populated, so the target now holds exactly the loaded data set.
+func (su *Setup) Fill(ctx context.Context, phase func(string)) (bool, error) {
+	populated, err := su.populated()
 	if err != nil {
 		return false, err
 	}
+	if e, ok := su.Target.(target.Ephemeral); ok && e.Ephemeral() {
+		populated = false
+	}
+	// The table is emptied only when it is about to be populated, so that
+	// populate: false keeps the user's data and a resume after an
+	// interrupted populate starts the population again from scratch.
+	load := *su.spec.Phases.Populate && !populated
+	if err := su.Target.Prepare(ctx, su.Workload, load); err != nil {
+		return false, err
+	}
+	if !load {
+		return false, nil
+	}
+	return true, su.populate(ctx, phase)
+}
+
+// populated reports whether an earlier session already populated this
+// treatment's target and no other treatment populated after it:
+// treatments may share one database (the default SQLite file), and with
+// blocks: repetition they take turns on it.
+func (su *Setup) populated() (bool, error) {
+	evs, err := su.st.Events(-1)
+	if err != nil {
+		return false, err
+	}
+	last, found := "", false
 	for _, e := range evs {
 		if e.Kind != eventPopulated {
 			continue
 		}
 		var d populatedDetail
 		_ = json.Unmarshal([]byte(e.Detail), &d)
-		if d.Treatment == ex.tr.name {
-			return true, nil
-		}
+		last, found = d.Treatment, true
 	}
-	return false, nil
+	return found && last == su.treatment, nil
 }
 
-func (ex *executor) addPopulated(d populatedDetail) error {
-	d.Treatment = ex.tr.name
+func (su *Setup) addPopulated(d populatedDetail) error {
+	d.Treatment = su.treatment
 	b, _ := json.Marshal(d)
-	if err := ex.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: string(b)}); err != nil {
+	if err := su.st.AddEvent(store.Event{Time: time.Now(), Kind: eventPopulated, Detail: string(b)}); err != nil {
 		return &storeError{err}
 	}
 	return nil
 }
 
-// populate loads the data set before the first run and records it.
-func (ex *executor) populate(ctx context.Context) error {
-	if ex.wcfg.IsStatements() {
-		return ex.loadDataset(ctx)
+// populate loads the data set into the prepared target and records it.
+func (su *Setup) populate(ctx context.Context, phase func(string)) error {
+	if phase == nil {
+		phase = func(string) {}
+	}
+	if su.Workload.IsStatements() {
+		return su.loadDataset(ctx, phase)
 	}
 	start := time.Now()
-	ex.prog.Update(progress.State{Phase: "populate", Runs: len(ex.plan), Total: ex.total})
-	if err := Populate(ctx, ex.tgt, ex.wcfg, RunSeed(ex.s.Seed, -1), nil); err != nil {
+	phase("populate")
+	if err := Populate(ctx, su.Target, su.Workload, RunSeed(su.spec.Seed, -1), nil); err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		return err
 	}
-	return ex.addPopulated(populatedDetail{Records: ex.wcfg.RecordCount, Seconds: time.Since(start).Seconds()})
+	return su.addPopulated(populatedDetail{Records: su.Workload.RecordCount, Seconds: time.Since(start).Seconds()})
 }
 
 // Populate loads a workload's data set into tgt: record_count YCSB records
@@ -126,17 +158,22 @@ func Populate(ctx context.Context, tgt target.Target, w workload.Config, seed ui
 	return nil
 }
 
+// populating shows a population step in the progress display.
+func (ex *executor) populating(phase string) {
+	ex.prog.Update(progress.State{Phase: phase, Runs: len(ex.plan), Total: ex.total})
+}
+
 // loadDataset fills the tables of a statement workload through the target.
-func (ex *executor) loadDataset(ctx context.Context) error {
-	dl, ok := ex.tgt.(target.DatasetLoader)
+func (su *Setup) loadDataset(ctx context.Context, phase func(string)) error {
+	dl, ok := su.Target.(target.DatasetLoader)
 	if !ok {
-		return fmt.Errorf("workload.statements: the %s target does not run SQL statement workloads; use sqlite, postgres or mysql", ex.s.Target.Type)
+		return fmt.Errorf("workload.statements: the %s target does not run SQL statement workloads; use sqlite, postgres or mysql", su.spec.Target.Type)
 	}
 	start := time.Now()
 	var rows int64
-	err := dl.LoadDataset(ctx, ex.wcfg, RunSeed(ex.s.Seed, -1), func(done, total int64) {
+	err := dl.LoadDataset(ctx, su.Workload, RunSeed(su.spec.Seed, -1), func(done, total int64) {
 		rows = total
-		ex.prog.Update(progress.State{Phase: fmt.Sprintf("populate %d/%d rows", done, total), Runs: len(ex.plan), Total: ex.total})
+		phase(fmt.Sprintf("populate %d/%d rows", done, total))
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -144,5 +181,5 @@ func (ex *executor) loadDataset(ctx context.Context) error {
 		}
 		return fmt.Errorf("populate: %w", err)
 	}
-	return ex.addPopulated(populatedDetail{Rows: rows, Seconds: time.Since(start).Seconds()})
+	return su.addPopulated(populatedDetail{Rows: rows, Seconds: time.Since(start).Seconds()})
 }

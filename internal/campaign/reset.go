@@ -69,7 +69,7 @@ func (ex *executor) reset(ctx context.Context) (string, error) {
 		}
 	case resetRepopulate:
 		if err = ex.tgt.Prepare(ctx, ex.wcfg, true); err == nil {
-			err = ex.populate(ctx)
+			err = ex.setup.populate(ctx, ex.populating)
 		}
 		if err == nil {
 			ex.next.NextInsert, ex.holes = 0, nil // only the loaded records exist again

@@ -2,17 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
-	"net"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"reflect"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,20 +17,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/headroom-dev/headroom/internal/campaign"
-	"github.com/headroom-dev/headroom/internal/deploy"
-	"github.com/headroom-dev/headroom/internal/hostinfo"
-	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/probe"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/report"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
-	httptarget "github.com/headroom-dev/headroom/internal/target/http"
-	"github.com/headroom-dev/headroom/internal/target/mysql"
-	"github.com/headroom-dev/headroom/internal/target/postgres"
-	"github.com/headroom-dev/headroom/internal/version"
-	"github.com/headroom-dev/headroom/internal/workload"
 )
 
 // probeFlags are the command line's probe parameters beside probe.Config.
@@ -71,10 +59,11 @@ managed server runs on its lab host, and both go away afterwards. A spec
 with treatments: probes each treatment in turn and prints a comparison
 (the estimate, the lab host's type and the cost per req/s).
 
-The RTT guard times TCP connects to the target's host:port, derived from the
-target's options (http base_url, postgres/mysql host and port, a managed
-server's port on its host, redis address) or given with --rtt-addr. Targets
-without a network address (sqlite, disk, null) run without it.
+The RTT guard times TCP connects to the host:port the opened target's
+server listens on (http base_url, postgres/mysql/redis host and port, a
+managed server's port on its host, an app tier's first application server)
+or given with --rtt-addr. Targets without a network address (sqlite, disk,
+null) run without it.
 
 Every window and every second is stored in a new results directory as it
 completes; Ctrl-C stops at once and keeps them. At the end report.html and
@@ -110,13 +99,6 @@ report.json are written beside them (see docs/report.md).`,
 	return cmd
 }
 
-// probeTarget is one thing to probe: the spec itself, or one of its
-// treatments.
-type probeTarget struct {
-	name string // treatment name; "" without treatments
-	spec *spec.Spec
-}
-
 func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	out, errw := c.OutOrStdout(), c.ErrOrStderr()
 	if f.noRTT && f.rttAddr != "" {
@@ -126,16 +108,10 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	if err != nil {
 		return &exitError{ExitError, "the spec has problems:\n" + err.Error()}
 	}
-	targets := []probeTarget{{spec: s}}
-	if len(s.Treatments) > 0 {
-		targets = targets[:0]
-		for _, t := range s.Treatments {
-			targets = append(targets, probeTarget{name: t.Name, spec: t.Spec})
-		}
-	}
-	cfgs := make([]probe.Config, len(targets))
-	for i, pt := range targets {
-		cfgs[i] = probeConfigFor(c, f.cfg, pt.spec)
+	treatments := campaign.Treatments(s)
+	cfgs := make([]probe.Config, len(treatments))
+	for i, t := range treatments {
+		cfgs[i] = probeConfigFor(c, f.cfg, t.Spec)
 		if err := cfgs[i].Validate(); err != nil {
 			return &exitError{ExitUsage, probeFlagError(err)}
 		}
@@ -154,50 +130,37 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		stop() // a second Ctrl-C ends the process the ordinary way
 	}()
 
-	base := s.Output
-	if !filepath.IsAbs(base) {
-		base = filepath.Join(filepath.Dir(s.File), base)
-	}
-	dir, err := probeResultsDir(base, s.Name, time.Now())
+	sess, err := campaign.NewSession(s, campaign.SessionOptions{Kind: "probe"})
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), s.Source, 0o644); err != nil {
-		return fmt.Errorf("writing the spec copy into %s: %w", dir, err)
-	}
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{
-		Name: s.Name, SpecFile: s.File, SpecYAML: string(s.Source), Seed: s.Seed,
-		HostJSON: hostinfo.Collect().JSON(), ToolVersion: version.Version,
-	})
-	if err != nil {
-		return err
-	}
-	dbPath := st.Path()
+	sess.Progress, sess.Configure = noteReporter{errw}, widenScheduler
+	dbPath := sess.Store.Path()
 	failing := false
-	for i, pt := range targets {
-		if pt.name != "" {
-			fmt.Fprintf(out, "\ntreatment %d/%d: %s\n", i+1, len(targets), pt.name)
+	for i, t := range treatments {
+		if t.Name != "" {
+			fmt.Fprintf(out, "\ntreatment %d/%d: %s\n", i+1, len(treatments), t.Name)
 		}
-		res, err := probeOne(ctx, st, dir, pt, cfgs[i], f, out, errw)
+		res, err := probeOne(ctx, sess, t, cfgs[i], f, out, errw)
 		if err != nil {
-			st.Close()
+			sess.Close()
 			if ctx.Err() != nil {
 				if res != nil {
 					return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d windows stored in %s", len(res.Windows), dbPath)}
 				}
-				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted before the first window; %s holds no windows", dir)}
+				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted before the first window; %s holds no windows", sess.Dir)}
 			}
 			return err
 		}
 		failing = failing || res.Stop == probe.StopTargetFailing
 	}
-	if len(targets) > 1 {
-		if err := printProbeComparison(out, st); err != nil {
-			st.Close()
+	if len(treatments) > 1 {
+		if err := printProbeComparison(out, sess.Store); err != nil {
+			sess.Close()
 			return err
 		}
 	}
-	if err := st.Close(); err != nil {
+	if err := sess.Close(); err != nil {
 		return err
 	}
 	if !f.noReport {
@@ -226,24 +189,14 @@ func probeConfigFor(c *cobra.Command, cfg probe.Config, s *spec.Spec) probe.Conf
 	return cfg
 }
 
-// probeOne probes one spec (or treatment): it brings up its lab and opens
-// its target (campaign.OpenTarget, so a managed server on a lab host works
-// as in a campaign), populates it, runs the probe storing every window,
-// and takes it all down again. An interruption returns the partial result
-// with ctx's error.
-func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, cfg probe.Config, f probeFlags, out, errw io.Writer) (*probe.Result, error) {
-	s := pt.spec
-	wcfg, err := campaign.WorkloadConfig(s.Workload, filepath.Dir(s.File))
-	if err != nil {
-		return nil, err
-	}
-	widenScheduler(s)
-	// A managed server's port is picked now rather than when it starts, so
-	// that the RTT guard knows where to dial.
-	if err := pinManagedPort(s); err != nil {
-		return nil, err
-	}
-	su, err := campaign.OpenTarget(s, dir, st, noteReporter{errw})
+// probeOne probes one treatment (or the spec without treatments) in the
+// session: its hosts come up and its target opens, fills and goes away
+// again as in a campaign (campaign.Session), with the probe's windows
+// printed as they come. An interruption returns the partial result with
+// ctx's error.
+func probeOne(ctx context.Context, sess *campaign.Session, t campaign.Treatment, cfg probe.Config, f probeFlags, out, errw io.Writer) (*probe.Result, error) {
+	s := t.Spec
+	su, err := sess.Open(ctx, t)
 	if err != nil {
 		return nil, err
 	}
@@ -252,23 +205,21 @@ func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, 
 			fmt.Fprintf(errw, "closing the target: %v\n", cerr)
 		}
 	}()
-	tgt := su.Target
-	populate := *s.Phases.Populate
-	if err := tgt.Prepare(ctx, wcfg, populate); err != nil {
-		return nil, err
-	}
-	if populate {
-		fmt.Fprintf(errw, "populating the target (phases.populate is true)...\n")
-		if err := campaign.Populate(ctx, tgt, wcfg, campaign.RunSeed(s.Seed, -1), nil); err != nil {
-			return nil, err
+	noted := false
+	if _, err := su.Fill(ctx, func(string) {
+		if !noted {
+			fmt.Fprintf(errw, "populating the target (phases.populate is true)...\n")
+			noted = true
 		}
+	}); err != nil {
+		return nil, err
 	}
 
 	var meter probe.RTTMeter
 	addr := f.rttAddr
 	if !f.noRTT && addr == "" {
 		var why string
-		addr, why = rttAddress(s, tgt, su.Lab)
+		addr, why = campaign.RTTAddress(su.Target, s.Target.Type)
 		if addr == "" {
 			fmt.Fprintf(errw, "RTT guard off: %s; give --rtt-addr host:port to time connects to the server\n", why)
 		}
@@ -285,70 +236,21 @@ func probeOne(ctx context.Context, st *store.Store, dir string, pt probeTarget, 
 		meter = p
 	}
 
-	gen, err := workload.New(wcfg, campaign.RunSeed(s.Seed, 0))
-	if err != nil {
-		return nil, err
-	}
-	runner := &probe.EngineRunner{
-		Target: tgt, Generator: gen, Arrival: s.Load.Arrival, MaxInFlight: s.Load.MaxInFlight,
-		LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration, Timeout: s.Load.Timeout.Duration,
-		Seed: campaign.RunSeed(s.Seed, 1),
-	}
-	id, err := st.StartProbe(store.Probe{
-		Target: s.Target.Type, RTTAddr: addr, ConfigJSON: probeConfigJSON(cfg, s.Load, pt.name),
-		SLAPercentile: cfg.Percentile, SLAThreshold: cfg.Threshold,
-	})
-	if err != nil {
-		return nil, err
-	}
-
 	fmt.Fprintf(errw, "%s: probing %s for p%g <= %v from %g req/s, %v windows; results in %s\n",
-		s.Name, s.Target.Type, cfg.Percentile, cfg.Threshold, cfg.StartRate, cfg.Window, dir)
+		s.Name, s.Target.Type, cfg.Percentile, cfg.Threshold, cfg.StartRate, cfg.Window, sess.Dir)
 	if !f.quiet {
 		printProbeHeader(out, cfg)
 	}
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var storeErr error
-	progress := func(w probe.Window) {
-		if !f.quiet {
-			printProbeWindow(out, cfg, w)
-		}
-		if storeErr == nil {
-			if storeErr = st.AddProbeWindow(storeWindow(id, w)); storeErr != nil {
-				cancel() // the results cannot be kept: stop probing
-			}
-		}
+	opt := campaign.ProbeOptions{Treatment: t.Name, RTTAddr: addr, Meter: meter}
+	if !f.quiet {
+		opt.Window = func(w probe.Window) { printProbeWindow(out, cfg, w) }
 	}
-	res, runErr := probe.Run(runCtx, cfg, runner, meter, progress)
-	if storeErr != nil {
-		runErr = storeErr
+	res, err := su.Probe(ctx, cfg, opt)
+	if err != nil {
+		return res, err
 	}
-	status := store.StatusCompleted
-	switch {
-	case runErr != nil:
-		status = store.StatusFailed
-	case res.Stop == probe.StopInterrupted:
-		status = store.StatusInterrupted
-	}
-	note := res.Note
-	if runErr != nil {
-		note = joinText(note, runErr.Error())
-	}
-	if ferr := st.FinishProbe(id, store.Probe{
-		Status: status, Stop: res.Stop, Estimate: res.Estimate, LowerBound: res.LowerBound,
-		ClientLimited: res.ClientLimited, BaselineRTTUs: res.BaselineRTT * 1000, Note: note,
-	}); ferr != nil && runErr == nil {
-		runErr = ferr
-	}
-	if runErr != nil {
-		return &res, fmt.Errorf("%v; the windows so far are in %s", runErr, st.Path())
-	}
-	if status == store.StatusInterrupted {
-		return &res, ctx.Err()
-	}
-	printProbeResult(out, cfg, res)
-	return &res, nil
+	printProbeResult(out, cfg, *res)
+	return res, nil
 }
 
 // noteReporter prints the lab's progress lines (bringing hosts up) and
@@ -363,7 +265,11 @@ func (n noteReporter) Note(line string)             { fmt.Fprintln(n.w, line) }
 // printProbeComparison prints the probes of the treatments side by side,
 // with the lab host each ran on and its cost per req/s.
 func printProbeComparison(w io.Writer, st *store.Store) error {
-	rows, err := rigor.ProbeComparison(st)
+	res, err := results.New(st)
+	if err != nil {
+		return err
+	}
+	rows, err := rigor.ProbeComparison(res)
 	if err != nil {
 		return err
 	}
@@ -390,36 +296,6 @@ func printProbeComparison(w io.Writer, st *store.Store) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Treatment, r.SLA, est, r.Stop, typ, vcpus, price, cost)
 	}
 	return tw.Flush()
-}
-
-// managedOf returns the managed-server block of a target's options (every
-// managed target has a Managed *deploy.Managed field), or nil.
-func managedOf(opts any) *deploy.Managed {
-	v := reflect.ValueOf(opts)
-	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
-		return nil
-	}
-	f := v.Elem().FieldByName("Managed")
-	if !f.IsValid() {
-		return nil
-	}
-	m, _ := f.Interface().(*deploy.Managed)
-	return m
-}
-
-// pinManagedPort picks a free port for a managed server that would pick
-// its own when it starts, so that the RTT guard knows where it listens.
-func pinManagedPort(s *spec.Spec) error {
-	m := managedOf(s.Target.Options)
-	if m == nil || m.Port != 0 {
-		return nil
-	}
-	p, err := deploy.FreePort()
-	if err != nil {
-		return err
-	}
-	m.Port = p
-	return nil
 }
 
 // probeFlagError names the flag behind a probe.Config field in a
@@ -455,7 +331,7 @@ func printProbeWindow(w io.Writer, cfg probe.Config, win probe.Window) {
 	}
 	fmt.Fprintf(w, "%3d  %-9s  %9.6g  %9.1f  %8s  %8s  %8s  %15s  %2d/%-2d  %s\n",
 		win.Seq+1, win.Phase, win.Rate, win.Achieved,
-		fmtMs(percentileOf(win, 50)), fmtMs(percentileOf(win, 90)), fmtMs(win.SLALatency),
+		fmtMs(campaign.WindowPercentile(win, 50)), fmtMs(campaign.WindowPercentile(win, 90)), fmtMs(win.SLALatency),
 		fmtMs(win.RTTBefore)+"/"+fmtMs(win.RTTAfter), win.PassedSeconds, len(win.Seconds), verdict)
 }
 
@@ -482,16 +358,6 @@ func printProbeResult(w io.Writer, cfg probe.Config, res probe.Result) {
 	}
 }
 
-// percentileOf returns the window's latency at p, one of probe.Percentiles.
-func percentileOf(w probe.Window, p float64) float64 {
-	for i, q := range probe.Percentiles {
-		if q == p && i < len(w.Percentiles) {
-			return w.Percentiles[i]
-		}
-	}
-	return math.NaN()
-}
-
 func fmtMs(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
@@ -504,134 +370,4 @@ func fmtMs(v float64) string {
 		return fmt.Sprintf("%.2fms", v)
 	}
 	return fmt.Sprintf("%.1fms", v)
-}
-
-// storeWindow converts a judged window for the results store (latencies
-// from milliseconds to microseconds).
-func storeWindow(id int64, w probe.Window) store.ProbeWindow {
-	us := func(v float64) float64 { return v * 1000 }
-	sw := store.ProbeWindow{
-		ProbeID: id, Seq: w.Seq, Phase: w.Phase, Rate: w.Rate, Offered: w.Offered, Achieved: w.Achieved,
-		Start: w.Start, Duration: w.Duration, RTTBeforeUs: us(w.RTTBefore), RTTAfterUs: us(w.RTTAfter),
-		PassedSeconds: w.PassedSeconds, Accepted: w.Accepted, MetSLA: w.MetSLA, Discarded: w.Discarded, Verdict: w.Verdict,
-		Sent: w.Sent, Completed: w.Completed, Errors: w.Errors, Late: w.Late, Dropped: w.Dropped, ErrorKinds: w.ErrorKinds,
-		SLAUs: us(w.SLALatency), Hist: w.Hist, Note: w.Note,
-	}
-	if sw.Start.IsZero() {
-		sw.Start = time.Now()
-	}
-	for _, p := range store.ProbePercentiles {
-		sw.Percentiles = append(sw.Percentiles, us(percentileOf(w, p)))
-	}
-	for _, s := range w.Seconds {
-		sw.Seconds = append(sw.Seconds, store.ProbeSecond{
-			Index: s.Index, Sent: s.Sent, Completed: s.Completed, Errors: s.Errors, Late: s.Late, Dropped: s.Dropped,
-			P50Us: us(s.P50), P90Us: us(s.P90), RTTUs: us(s.RTT), Pass: s.Pass,
-		})
-	}
-	return sw
-}
-
-// probeConfigJSON records every parameter the probe ran with, and the
-// treatment it probed ("" without treatments).
-func probeConfigJSON(c probe.Config, l spec.Load, treatment string) string {
-	b, _ := json.Marshal(map[string]any{"treatment": treatment,
-		"percentile": c.Percentile, "threshold": c.Threshold.String(), "start_rate": c.StartRate,
-		"window": c.Window.String(), "margin": c.Margin.String(), "rtt_spike": c.RTTSpike.String(),
-		"fine_rate": c.FineRate, "max_rate": c.MaxRate, "max_windows": c.MaxWindows, "max_retries": c.MaxRetries,
-		"floor_rate": c.FloorRate, "client_shortfall": c.ClientShortfall, "max_error_ratio": c.MaxErrorRatio,
-		"rtt_every": c.RTTEvery.String(), "percentiles": probe.Percentiles,
-		"arrival": l.Arrival, "max_in_flight": l.MaxInFlight, "late_after": l.LateAfter.String(),
-		"drop_after": l.DropAfter.String(), "timeout": l.Timeout.String(),
-	})
-	return string(b)
-}
-
-// rttAddress derives the host:port the RTT guard dials from the opened
-// target (one that reports its address, like redis; tgt may be nil), from
-// a managed server's port (on its lab host's address when it runs on one;
-// lb is the spec's lab, nil without one), or from the target's options;
-// when there is none it says why.
-func rttAddress(s *spec.Spec, tgt any, lb *lab.Lab) (addr, why string) {
-	if a, ok := tgt.(interface{ Address() string }); ok && a.Address() != "" {
-		return a.Address(), ""
-	}
-	if m := managedOf(s.Target.Options); m != nil {
-		if m.Port == 0 {
-			return "", "the managed instance's port is picked when it starts"
-		}
-		host := "127.0.0.1"
-		if m.Host != "" {
-			if lb == nil {
-				return "", "the managed server runs on lab host " + m.Host + ", but no lab is up"
-			}
-			h, err := lb.Host(m.Host)
-			if err != nil {
-				return "", err.Error()
-			}
-			host = h.Addr
-		}
-		return net.JoinHostPort(host, strconv.Itoa(m.Port)), ""
-	}
-	hostPort := func(host string, port int, defHost string, defPort int) (string, string) {
-		if host == "" {
-			host = defHost
-		}
-		if strings.HasPrefix(host, "/") {
-			return "", "the target connects through a Unix socket"
-		}
-		if port == 0 {
-			port = defPort
-		}
-		return net.JoinHostPort(host, strconv.Itoa(port)), ""
-	}
-	switch o := s.Target.Options.(type) {
-	case *httptarget.Options:
-		u, err := url.Parse(o.BaseURL)
-		if err != nil || u.Hostname() == "" {
-			return "", "base_url has no host"
-		}
-		port := u.Port()
-		if port == "" {
-			port = "80"
-			if u.Scheme == "https" {
-				port = "443"
-			}
-		}
-		return net.JoinHostPort(u.Hostname(), port), ""
-	case *postgres.Options:
-		return hostPort(o.Host, o.Port, "127.0.0.1", 5432)
-	case *mysql.Options:
-		return hostPort(o.Host, o.Port, "127.0.0.1", 3306)
-	}
-	return "", fmt.Sprintf("the %s target has no network address", s.Target.Type)
-}
-
-// probeResultsDir makes a new directory NAME-probe-STAMP under base.
-func probeResultsDir(base, name string, t time.Time) (string, error) {
-	if err := os.MkdirAll(base, 0o755); err != nil {
-		return "", fmt.Errorf("cannot create the output directory %s: %w (set output: in the spec, or --output, to a writable place)", base, err)
-	}
-	stamp := t.Format("20060102-150405")
-	for i := 0; i < 100; i++ {
-		dir := filepath.Join(base, name+"-probe-"+stamp)
-		if i > 0 {
-			dir += "-" + strconv.Itoa(i)
-		}
-		err := os.Mkdir(dir, 0o755)
-		if err == nil {
-			return dir, nil
-		}
-		if !errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("cannot create the results directory %s: %w", dir, err)
-		}
-	}
-	return "", fmt.Errorf("cannot find a free results directory name under %s", base)
-}
-
-func joinText(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
 }

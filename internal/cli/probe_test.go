@@ -3,9 +3,11 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -20,10 +22,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/probe"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/target"
 )
 
 // limitedServer serves at most rate requests per second: each request
@@ -113,6 +118,14 @@ phases: {populate: false}
 	if last.Verdict != "missed SLA" || last.Phase != probe.PhaseFineTune || last.MetSLA {
 		t.Fatalf("last window %+v", last)
 	}
+	// The probe records what it probed, as a campaign does.
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts := r.Treatments(); len(ts) != 1 || ts[0].Name != "" || ts[0].Target.Type != "http" || ts[0].Target.Address != host {
+		t.Fatalf("treatment facts %+v", ts)
+	}
 	for _, w := range ws {
 		if len(w.Seconds) != 2 || w.Hist.TotalCount() != w.Completed || w.Sent != w.Completed+w.Errors || math.IsNaN(w.RTTBeforeUs) {
 			t.Fatalf("window %d: %d seconds, hist %d, completed %d, rtt %v", w.Seq, len(w.Seconds), w.Hist.TotalCount(), w.Completed, w.RTTBeforeUs)
@@ -124,6 +137,60 @@ phases: {populate: false}
 		if sent != w.Sent {
 			t.Fatalf("window %d: seconds sum to %d sent, window %d", w.Seq, sent, w.Sent)
 		}
+	}
+}
+
+// A spec with treatments is probed one treatment after another in one
+// results directory; each treatment's facts are recorded, as a campaign
+// records them, and the probes are compared at the end.
+func TestProbeTreatmentsRecordFacts(t *testing.T) {
+	srv := limitedServer(t, 200)
+	dir := t.TempDir()
+	specPath := filepath.Join(dir, "web.yaml")
+	src := fmt.Sprintf(`name: web
+target: {type: http, base_url: %q, read: {path: "/kv/{key}"}}
+workload: {ycsb: c, record_count: 1000}
+load: {model: open, rates: [1]}
+phases: {populate: false}
+treatments:
+  - name: slow
+  - name: fast
+    set: {load.timeout: 2s}
+`, srv.URL)
+	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Main([]string{"probe", specPath, "--start-rate", "50", "--window", "1s", "--max-windows", "2", "--no-report", "-o", filepath.Join(dir, "out")}, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	for _, want := range []string{"treatment 1/2: slow", "treatment 2/2: fast", "comparison of the treatments"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		}
+	}
+	db := resultsDB.FindStringSubmatch(out.String())
+	if db == nil {
+		t.Fatalf("no results path:\n%s", out.String())
+	}
+	r, err := results.Open(db[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := r.Probes()
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("probes %v %v", ps, err)
+	}
+	ts := r.Treatments()
+	if len(ts) != 2 || ts[0].Name != "slow" || ts[1].Name != "fast" || ts[1].Index != 1 {
+		t.Fatalf("treatment facts %+v", ts)
+	}
+	if len(ts[1].Set) != 1 || ts[1].Set[0].Path != "load.timeout" || ts[1].Load.Timeout != 2*time.Second {
+		t.Errorf("the fast treatment's facts: set %+v, timeout %v", ts[1].Set, ts[1].Load.Timeout)
+	}
+	if ts[0].Target.Address != strings.TrimPrefix(srv.URL, "http://") {
+		t.Errorf("target address %q", ts[0].Target.Address)
 	}
 }
 
@@ -207,65 +274,73 @@ func TestProbeUsageErrors(t *testing.T) {
 	}
 }
 
-func TestRTTAddress(t *testing.T) {
+// The RTT guard dials the address the opened target reports
+// (target.Addresser): for an http target its base_url's host and port, for
+// a managed server the port it was started on; targets without a network
+// address say so.
+func TestProbeRTTAddress(t *testing.T) {
 	for _, c := range []struct {
 		target, want, why string
 	}{
 		{`{type: http, base_url: "http://10.0.0.5:8080/api", read: {path: /x}}`, "10.0.0.5:8080", ""},
 		{`{type: http, base_url: "https://kv.example.com", read: {path: /x}}`, "kv.example.com:443", ""},
 		{`{type: http, base_url: "http://[::1]", read: {path: /x}}`, "[::1]:80", ""},
-		{`{type: postgres}`, "127.0.0.1:5432", ""},
-		{`{type: postgres, host: db1, port: 6432}`, "db1:6432", ""},
-		{`{type: postgres, host: /var/run/postgresql}`, "", "Unix socket"},
-		{`{type: postgres, managed: {port: 15432}}`, "127.0.0.1:15432", ""},
-		{`{type: postgres, managed: {}}`, "", "picked when it starts"},
-		{`{type: mysql, host: db2, user: u, database: d}`, "db2:3306", ""},
-		{`{type: sqlite}`, "", "no network address"},
+		{`{type: sqlite}`, "", "the sqlite target has no network address"},
+		{`{type: null}`, "", "the null target has no network address"},
 	} {
-		src := "name: a\ntarget: " + c.target + "\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"
-		s, err := spec.Parse("a.yaml", []byte(src))
-		if err != nil {
-			t.Fatalf("%s: %v", c.target, err)
-		}
-		addr, why := rttAddress(s, nil, nil)
+		addr, why := campaign.RTTAddress(openTarget(t, c.target))
 		if addr != c.want || !strings.Contains(why, c.why) || (c.why == "") != (why == "") {
 			t.Errorf("%s: %q, %q", c.target, addr, why)
 		}
 	}
-	// A target that reports its own address (redis) is asked first.
-	s, _ := spec.Parse("a.yaml", []byte("name: a\ntarget: {type: null}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
-	if addr, _ := rttAddress(s, addressed{"10.1.1.1:6379"}, nil); addr != "10.1.1.1:6379" {
-		t.Errorf("addressed target: %q", addr)
-	}
 }
 
-// A managed server's port is picked before it starts, so the guard knows
-// it; on a lab host the guard dials the host's address (see
-// TestProbeFindsCPUQuotaOfLabHost).
-func TestPinManagedPort(t *testing.T) {
-	s, err := spec.Parse("a.yaml", []byte("name: a\ntarget: {type: postgres, managed: {}}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
+// A managed server reports the port it was started on, so the probe's
+// guard dials it without the spec naming one.
+func TestProbeRTTAddressOfManagedServer(t *testing.T) {
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Skip("redis-server is not installed")
+	}
+	addr, why := campaign.RTTAddress(openTarget(t, `{type: redis, managed: {}}`))
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host != "127.0.0.1" || port == "0" || why != "" {
+		t.Fatalf("%q, %q", addr, why)
+	}
+	c, err := net.DialTimeout("tcp", addr, 2*time.Second)
+	if err != nil {
+		t.Fatalf("the managed server does not listen on %s: %v", addr, err)
+	}
+	c.Close()
+}
+
+// openTarget opens the target section src the way the probe does (a new
+// session in a temporary directory) and closes it when the test ends.
+func openTarget(t *testing.T, src string) (target.Target, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range []string{filepath.Dir(dir), dir} {
+		// A managed server runs as an unprivileged user, who must be able
+		// to enter the results directory.
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := spec.Parse(filepath.Join(dir, "a.yaml"), []byte("name: a\ntarget: "+src+"\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\noutput: out\n"))
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
+	}
+	sess, err := campaign.NewSession(s, campaign.SessionOptions{Kind: "probe"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := pinManagedPort(s); err != nil {
-		t.Fatal(err)
+	t.Cleanup(func() { sess.Close() })
+	su, err := sess.Open(context.Background(), campaign.Treatments(s)[0])
+	if err != nil {
+		t.Fatalf("%s: %v", src, err)
 	}
-	m := managedOf(s.Target.Options)
-	if m == nil || m.Port <= 0 {
-		t.Fatalf("managed %+v", m)
-	}
-	if addr, why := rttAddress(s, nil, nil); addr != "127.0.0.1:"+strconv.Itoa(m.Port) || why != "" {
-		t.Errorf("%q, %q", addr, why)
-	}
-	m.Host = "db1"
-	if addr, why := rttAddress(s, nil, nil); addr != "" || !strings.Contains(why, "lab host db1, but no lab is up") {
-		t.Errorf("on a lab host without a lab: %q, %q", addr, why)
-	}
+	t.Cleanup(func() { su.Close() })
+	return su.Target, s.Target.Type
 }
-
-type addressed struct{ addr string }
-
-func (a addressed) Address() string { return a.addr }
 
 // needLabRoot skips where a lab cannot be made (HEADROOM_REQUIRE_LAB=1
 // fails instead).
@@ -285,7 +360,7 @@ func needLabRoot(t *testing.T) {
 // the server's own overhead. The test measures what the host really
 // serves (16 requests in flight for 3 s) and the probe's estimate must be
 // within 15% of it. The spec has a lab: section, so the probe goes through
-// campaign.OpenTarget (the lab is up already: the probe uses it and leaves
+// campaign.Session (the lab is up already: the probe uses it and leaves
 // it), and its RTT guard dials the lab host.
 func TestProbeFindsCPUQuotaOfLabHost(t *testing.T) {
 	needLabRoot(t)
@@ -381,14 +456,6 @@ phases: {populate: false}
 	}
 	if _, err := lab.Open(labName); err != nil {
 		t.Errorf("the probe took down a lab it did not bring up: %v", err)
-	}
-	// A managed server on this host would be dialled on the host's address.
-	ms, err := spec.Parse("m.yaml", []byte("name: m\n"+labSection+"target: {type: postgres, managed: {host: web, port: 5433}}\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, why := rttAddress(ms, nil, lb); got != web.Addr+":5433" {
-		t.Errorf("RTT address of a managed server on the lab host: %q (%s)", got, why)
 	}
 	raw, err := os.ReadFile(filepath.Join(filepath.Dir(db[1]), "report.json"))
 	if err != nil || !strings.Contains(string(raw), `"id": "probe-p1-surface"`) {

@@ -1,7 +1,8 @@
 // Package deploy creates, configures, starts, stops and removes private
-// server instances on this machine for a campaign: a PostgreSQL cluster, a
-// MariaDB server or a Redis server of its own, from the Debian packages, on a
-// free loopback port, with its data under the campaign's results directory.
+// server instances for a campaign: a PostgreSQL cluster, a MariaDB server or
+// a Redis server of its own, from the Debian packages, on this machine's
+// loopback or on an infra host (Placement, made from an infra.Host), with
+// its configuration and log under the campaign's results directory.
 // Each kind of server is a Recipe (postgres.go, mariadb.go, redis.go); this
 // file holds what they share: finding binaries, running the server process
 // as an unprivileged user, waiting for it to accept connections, stopping it.
@@ -20,6 +21,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/infra"
 )
 
 // Managed is the `managed:` block of a target's options: when present,
@@ -40,25 +43,39 @@ type Managed struct {
 	// StartTimeout bounds how long a start or restart may take
 	// (default 60s).
 	StartTimeout time.Duration `yaml:"-"`
-	// Placement is filled from Host by whoever knows the lab (the target's
-	// registry.Env); nil runs the server on this machine.
+	// Placement is filled from Host by whoever knows the hosts (the
+	// target's registry.Env, from the campaign's infra provider); nil runs
+	// the server on this machine.
 	Placement *Placement `yaml:"-"`
 }
 
-// Placement runs a managed server on an emulated lab host instead of on
-// this machine's loopback.
+// Placement is the infra host a managed server runs on, in the terms the
+// recipes use; build it with On. A nil *Placement runs the server on this
+// machine's loopback, with its data in the instance directory.
 type Placement struct {
-	Host          string // lab host name, for messages
+	Host          string // the host's name, for messages
 	Address       string // the host's address: the server listens on it, clients dial it
 	ClientAddress string // the address Headroom's connections come from (grants, pg_hba)
 	// DataDir is a directory on the host's volume for the server's data
 	// ("" = the instance directory). The instance directory, with its
 	// configuration and log, stays in the results directory.
 	DataDir string
-	// Wrap rewrites cmd so that it runs on the host as uid:gid (it joins
-	// the host's cgroups and network namespace, then drops privileges).
+	// Wrap rewrites cmd so that it runs on the host as uid:gid.
 	Wrap func(cmd *exec.Cmd, uid, gid int) error
+
+	on infra.Host
 }
+
+// On places a server on infra host h: its address, client address, data
+// directory and the way to run a command on it all come from h.
+func On(h infra.Host) *Placement {
+	return &Placement{Host: h.Name(), Address: h.Address(), ClientAddress: h.ClientAddress(),
+		DataDir: h.DataDir(), Wrap: h.Command, on: h}
+}
+
+// InfraHost is the host the placement was made from (nil for a placement
+// not made by On).
+func (p *Placement) InfraHost() infra.Host { return p.on }
 
 // Binary is a program a recipe needs.
 type Binary struct {
@@ -348,14 +365,14 @@ func (i *Instance) start(ctx context.Context) error {
 		cmd.SysProcAttr.Credential = i.cred
 	}
 	if i.place != nil && i.place.Wrap != nil {
-		// The wrapper needs root to join the host; it drops to the
-		// service user itself. (The parent-death signal does not survive
-		// that change of user: a lab host's processes are removed with
-		// the lab instead.)
+		// A lab host's wrapper needs root to join the host; it drops to
+		// the service user itself. (The parent-death signal does not
+		// survive that change of user: a lab host's processes are removed
+		// with the lab instead.)
 		if err := i.place.Wrap(cmd, i.uid, i.gid); err != nil {
 			logf.Close()
 			i.mu.Unlock()
-			return fmt.Errorf("placing the %s server on lab host %s: %w", i.Kind, i.place.Host, err)
+			return fmt.Errorf("placing the %s server on host %s: %w", i.Kind, i.place.Host, err)
 		}
 	}
 	if err := cmd.Start(); err != nil {

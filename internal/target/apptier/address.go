@@ -1,0 +1,11 @@
+package apptier
+
+// Address implements target.Addresser: the host:port of the first
+// application server, which the load reaches first (on a lab host, the
+// host's address).
+func (t *Target) Address() string {
+	if len(t.apps) == 0 {
+		return ""
+	}
+	return t.apps[0].addr
+}

@@ -240,7 +240,8 @@ func campaignSection(f Facts, c results.CampaignRow, ts []results.Treatment, leg
 // treatment shares them, else that they differ.
 func campaignSummary(f Facts, c results.CampaignRow, ts []results.Treatment) string {
 	t := ts[0]
-	if t.Target.Type == "" || len(t.Load.Levels) == 0 {
+	// A probe's store has treatments but no planned runs: it drove no levels.
+	if t.Target.Type == "" || len(t.Load.Levels) == 0 || f.Runs == 0 {
 		return fmt.Sprintf("Campaign %s: %d of %d runs completed.", c.Name, f.Completed, f.Runs)
 	}
 	for _, o := range ts[1:] {

@@ -226,7 +226,8 @@ func newEslShowCmd() *cobra.Command {
 		Use:   "show MODEL.yaml | RESULTS_DIR | --lab SPEC.yaml|LAB HOST",
 		Short: "Print an ESL model and what it expects at each op size",
 		Long: `Print a model file; or every model a results store gives its hosts'
-resources (from the lab event, stored models and the spec's
+resources (from the hosts' limits, each with the time it came into force
+when a limit changed during the runs; stored models; the spec's
 analysis.esl.models), per treatment; or, with --lab, the analytical model
 of a lab host's volume, from a spec's lab: section (nothing needs to be up)
 or from a lab that is up. -o writes the one model shown (with a results

@@ -102,18 +102,23 @@ type Workload struct {
 // RecordBytes is the payload of one record (fields x field length).
 func (w Workload) RecordBytes() int64 { return int64(w.FieldCount) * int64(w.FieldLength) }
 
-// ReadShare is the weight of read-like operations (read, scan) in the mix;
-// ok is false when the mix is unknown.
+// ReadShare is the share of reads among the operations the mix sends to
+// the server, counting a read_modify_write as one read and one write and a
+// scan as a read; ok is false when the mix is unknown.
 func (w Workload) ReadShare() (share float64, ok bool) {
 	if len(w.Mix) == 0 {
 		return 0, false
 	}
 	var sum, reads float64
 	for op, x := range w.Mix {
-		sum += x
-		if op == "read" || op == "scan" || strings.HasPrefix(op, "read") && op != "readmodifywrite" {
+		switch op {
+		case "read", "scan":
 			reads += x
+		case "read_modify_write":
+			reads += x
+			sum += x // its write
 		}
+		sum += x
 	}
 	if sum <= 0 {
 		return 0, false

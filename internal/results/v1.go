@@ -30,7 +30,7 @@ var v1Mixes = map[string]map[string]float64{
 	"c": {"read": 1},
 	"d": {"read": 0.95, "insert": 0.05},
 	"e": {"scan": 0.95, "insert": 0.05},
-	"f": {"read": 0.5, "readmodifywrite": 0.5},
+	"f": {"read": 0.5, "read_modify_write": 0.5},
 }
 
 func legacyTreatments(c store.Campaign) ([]Treatment, string) {

@@ -139,3 +139,22 @@ func TestV1HostLimitsFollowEvents(t *testing.T) {
 		t.Errorf("hourly cost %v should include the volume's monthly price", c)
 	}
 }
+
+func TestReadShareCountsReadModifyWriteAsAReadAndAWrite(t *testing.T) {
+	for _, c := range []struct {
+		mix  map[string]float64
+		want float64
+	}{
+		{map[string]float64{"read": 0.5, "update": 0.5}, 0.5},
+		{map[string]float64{"scan": 0.95, "insert": 0.05}, 0.95},
+		// 0.5 reads + 0.5 x (1 read + 1 write): 1 read of 1.5 operations.
+		{map[string]float64{"read": 0.5, "read_modify_write": 0.5}, 1 / 1.5},
+	} {
+		if got, ok := (Workload{Mix: c.mix}).ReadShare(); !ok || got != c.want {
+			t.Errorf("ReadShare(%v) = %v, %v; want %v", c.mix, got, ok, c.want)
+		}
+	}
+	if _, ok := (Workload{}).ReadShare(); ok {
+		t.Error("an unknown mix has no read share")
+	}
+}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/lab"
+	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
@@ -154,8 +154,8 @@ func analysisFacts(a spec.Analysis) results.Analysis {
 	return out
 }
 
-// limitLog writes a lab's hosts' limits into the store whenever they
-// change: when the lab comes up, after each applied event, after the
+// limitLog writes the provider's hosts' limits into the store whenever
+// they change: when the hosts come up, after each applied event, after the
 // events are undone.
 type limitLog struct {
 	mu   sync.Mutex
@@ -167,29 +167,26 @@ func newLimitLog(st *store.Store) *limitLog {
 	return &limitLog{st: st, last: map[string]results.HostLimits{}}
 }
 
-// record snapshots every host of l and writes those whose limits differ
+// record snapshots every host's facts and writes those whose limits differ
 // from the last written (all of them the first time).
-func (g *limitLog) record(l *lab.Lab, at time.Time, cause string) error {
-	if g == nil || l == nil {
+func (g *limitLog) record(hosts infra.Hosts, at time.Time, cause string) error {
+	if g == nil || len(hosts) == 0 {
 		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	state := l.State()
-	var rows []store.HostLimitRow
-	names := make([]string, 0, len(state.Hosts))
-	byName := map[string]lab.HostState{}
-	for _, h := range state.Hosts {
-		names = append(names, h.Name)
-		byName[h.Name] = h
+	facts := make([]infra.Facts, 0, len(hosts))
+	for _, h := range hosts {
+		facts = append(facts, h.Facts())
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		hl := hostLimits(state.Name, byName[n], at, cause)
-		if prev, ok := g.last[n]; ok && sameLimits(prev, hl) {
+	sort.Slice(facts, func(i, j int) bool { return facts[i].Name < facts[j].Name })
+	var rows []store.HostLimitRow
+	for _, f := range facts {
+		hl := hostLimits(f, at, cause)
+		if prev, ok := g.last[f.Name]; ok && sameLimits(prev, hl) {
 			continue
 		}
-		g.last[n] = hl
+		g.last[f.Name] = hl
 		row, err := hl.Row()
 		if err != nil {
 			return err
@@ -202,19 +199,14 @@ func (g *limitLog) record(l *lab.Lab, at time.Time, cause string) error {
 	return g.st.AddHostLimits(rows)
 }
 
-// hostLimits reads a lab host's limits in force now (its definition with
-// the changes events made).
-func hostLimits(labName string, h lab.HostState, at time.Time, cause string) results.HostLimits {
-	out := results.HostLimits{Host: h.Name, From: at, Lab: labName, Type: h.Type, Address: h.Addr,
-		VCPUs: h.Now.VCPUs, MemoryBytes: h.MemoryBytes, NetworkMbit: h.Now.NetworkMbit, PricePerHour: h.PricePerHour,
-		Stopped: h.Now.Stopped, LinkDown: h.Now.LinkDown, Cause: cause}
-	for i, v := range h.Volumes {
-		vl := results.VolumeLimit{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice}
-		if i == 0 {
-			// The lab keeps the first volume's limits in force in Now.
-			vl.IOPS, vl.MiBps = h.Now.IOPS, h.Now.MiBps
-		}
-		out.Volumes = append(out.Volumes, vl)
+// hostLimits converts a host's facts (its definition with the changes
+// events made) into the results model's limits in force from at.
+func hostLimits(f infra.Facts, at time.Time, cause string) results.HostLimits {
+	out := results.HostLimits{Host: f.Name, From: at, Lab: f.Group, Type: f.Type, Address: f.Address,
+		VCPUs: f.VCPUs, MemoryBytes: f.MemoryBytes, NetworkMbit: f.NetworkMbit, PricePerHour: f.PricePerHour,
+		Stopped: f.Stopped, LinkDown: f.LinkDown, Cause: cause}
+	for _, v := range f.Volumes {
+		out.Volumes = append(out.Volumes, results.VolumeLimit{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice})
 	}
 	return out
 }

@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -250,6 +251,19 @@ output: out
 	}
 	if !undone {
 		t.Error("the killed server was not started again after the run")
+	}
+	// The host's limits are recorded as the events change them: up, then
+	// stopped by the stop event, running again after continue.
+	res, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var causes []string
+	for _, hl := range res.HostLimitSeries("kv") {
+		causes = append(causes, fmt.Sprintf("%s:%v", hl.Cause, hl.Stopped))
+	}
+	if strings.Join(causes, ",") != "up:false,stop:true,continue:false" {
+		t.Errorf("kv's limit series by cause:stopped: %v", causes)
 	}
 	if r.Status != store.StatusCompleted {
 		t.Errorf("run status %s (%s): a designed outage must not fail the run", r.Status, r.Message)

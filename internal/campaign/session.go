@@ -14,7 +14,6 @@ import (
 	"github.com/headroom-dev/headroom/internal/hostinfo"
 	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/infra/fromspec"
-	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
@@ -171,7 +170,7 @@ type Setup struct {
 	spec      *spec.Spec
 	treatment string
 	st        *store.Store
-	limits    *limitLog // writes the lab hosts' limits as they change
+	limits    *limitLog // writes the hosts' limits as they change
 }
 
 // Open brings up the infrastructure t's spec asks for (its lab, or this
@@ -264,17 +263,13 @@ func (su *Setup) describe() error {
 }
 
 // recordLimits writes the hosts' limits that changed since the last
-// record (facts.go's limitLog). Only the lab keeps limits to record.
+// record. Only a provider that records what it brought up (a lab) has
+// limits to record: this machine has none of its own.
 func (su *Setup) recordLimits(at time.Time, cause string) error {
-	return su.limits.record(labOf(su.Provider), at, cause)
-}
-
-// labOf is the lab behind a lab provider, nil for any other provider.
-func labOf(p infra.Provider) *lab.Lab {
-	if lp, ok := p.(interface{ Lab() *lab.Lab }); ok {
-		return lp.Lab()
+	if _, ok := su.Provider.(infra.Describer); !ok {
+		return nil
 	}
-	return nil
+	return su.limits.record(su.Hosts, at, cause)
 }
 
 // Faults are the provider's run-time events, nil when it applies none.

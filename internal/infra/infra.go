@@ -82,7 +82,10 @@ type Monitor interface {
 
 // Facts describe a host as it is now.
 type Facts struct {
-	Provider    string   `json:"provider"` // "local", "lab"
+	Provider string `json:"provider"` // "local", "lab"
+	// Group is the provider's set of hosts the host belongs to (the lab's
+	// name); "" for this machine.
+	Group       string   `json:"group,omitempty"`
 	Name        string   `json:"name"`
 	Address     string   `json:"address"`
 	Type        string   `json:"type,omitempty"` // instance type; "" for this machine
@@ -90,7 +93,8 @@ type Facts struct {
 	MemoryBytes int64    `json:"memory_bytes"`   // 0 = unknown
 	NetworkMbit float64  `json:"network_mbit"`   // 0 = not limited
 	Volumes     []Volume `json:"volumes,omitempty"`
-	// PricePerHour includes the volumes' monthly prices, per hour.
+	// PricePerHour is the instance's price; each volume has its own
+	// monthly price (Host.PricePerHour adds them up).
 	PricePerHour float64 `json:"price_per_hour"`
 	Stopped      bool    `json:"stopped,omitempty"`   // its processes are stopped (a fault)
 	LinkDown     bool    `json:"link_down,omitempty"` // its network link is down (a fault)

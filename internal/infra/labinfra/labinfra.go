@@ -208,8 +208,8 @@ func (h *Host) Monitor() (infra.Monitor, error) {
 // force now.
 func (h *Host) Facts() infra.Facts {
 	s := h.state()
-	f := infra.Facts{Provider: Name, Name: s.Name, Address: s.Addr, Type: s.Type, VCPUs: s.Now.VCPUs,
-		MemoryBytes: s.MemoryBytes, NetworkMbit: s.Now.NetworkMbit, PricePerHour: h.PricePerHour(),
+	f := infra.Facts{Provider: Name, Group: h.lab.Name(), Name: s.Name, Address: s.Addr, Type: s.Type, VCPUs: s.Now.VCPUs,
+		MemoryBytes: s.MemoryBytes, NetworkMbit: s.Now.NetworkMbit, PricePerHour: s.PricePerHour,
 		Stopped: s.Now.Stopped, LinkDown: s.Now.LinkDown}
 	for i, v := range s.Volumes {
 		fv := infra.Volume{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice}

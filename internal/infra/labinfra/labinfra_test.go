@@ -86,8 +86,8 @@ func TestLabProvider(t *testing.T) {
 		t.Errorf("db1 facts %+v", f)
 	}
 	want := st.Hosts[0].PricePerHour + st.Hosts[0].Volumes[0].MonthlyPrice/lab.HoursPerMonth
-	if db.PricePerHour() != want || f.PricePerHour != want || st.Hosts[0].Volumes[0].MonthlyPrice <= 0 {
-		t.Errorf("price %v, facts %v, want %v", db.PricePerHour(), f.PricePerHour, want)
+	if db.PricePerHour() != want || f.PricePerHour != small.PricePerHour || f.Volumes[0].MonthlyPrice <= 0 || f.Group != name {
+		t.Errorf("price %v, want %v; facts: instance %v (catalog %v), volume %v a month, group %q", db.PricePerHour(), want, f.PricePerHour, small.PricePerHour, f.Volumes[0].MonthlyPrice, f.Group)
 	}
 
 	// The host's monitor samples that host only.

@@ -21,8 +21,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/headroom-dev/headroom/internal/infra"
 )
 
 // Managed is the `managed:` block of a target's options: when present,
@@ -49,9 +47,24 @@ type Managed struct {
 	Placement *Placement `yaml:"-"`
 }
 
-// Placement is the infra host a managed server runs on, in the terms the
-// recipes use; build it with On. A nil *Placement runs the server on this
-// machine's loopback, with its data in the instance directory.
+// Host is where a managed server runs, as the recipes need it: every
+// infra.Host is one (deploy does not import infra, which the lab's own
+// tests could not then use).
+type Host interface {
+	Name() string
+	// Address is where the server listens and clients dial it.
+	Address() string
+	// ClientAddress is where Headroom's connections come from.
+	ClientAddress() string
+	// DataDir is a directory on the host's volume ("" = none).
+	DataDir() string
+	// Command rewrites cmd to run on the host as uid:gid.
+	Command(cmd *exec.Cmd, uid, gid int) error
+}
+
+// Placement is the host a managed server runs on, in the terms the recipes
+// use; build it with On. A nil *Placement runs the server on this machine's
+// loopback, with its data in the instance directory.
 type Placement struct {
 	Host          string // the host's name, for messages
 	Address       string // the host's address: the server listens on it, clients dial it
@@ -63,19 +76,20 @@ type Placement struct {
 	// Wrap rewrites cmd so that it runs on the host as uid:gid.
 	Wrap func(cmd *exec.Cmd, uid, gid int) error
 
-	on infra.Host
+	on Host
 }
 
-// On places a server on infra host h: its address, client address, data
-// directory and the way to run a command on it all come from h.
-func On(h infra.Host) *Placement {
+// On places a server on host h (an infra.Host): its address, client
+// address, data directory and the way to run a command on it all come
+// from h.
+func On(h Host) *Placement {
 	return &Placement{Host: h.Name(), Address: h.Address(), ClientAddress: h.ClientAddress(),
 		DataDir: h.DataDir(), Wrap: h.Command, on: h}
 }
 
-// InfraHost is the host the placement was made from (nil for a placement
-// not made by On).
-func (p *Placement) InfraHost() infra.Host { return p.on }
+// OnHost is the host the placement was made from (nil for a placement not
+// made by On).
+func (p *Placement) OnHost() Host { return p.on }
 
 // Binary is a program a recipe needs.
 type Binary struct {

@@ -151,6 +151,9 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 		total += left[k]
 	}
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
+	if err := recordAllTreatments(st, s); err != nil {
+		return out, err
+	}
 	var before time.Duration
 	var errs []error
 	for k, b := range blocks {

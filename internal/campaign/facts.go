@@ -237,3 +237,28 @@ func settingsOf(t spec.Treatment) []results.Setting {
 	}
 	return out
 }
+
+// recordAllTreatments writes the facts of every treatment the store has
+// none of yet, before the first one runs, so that the results of a
+// campaign interrupted early still know every treatment it planned. A
+// treatment's row is written again, with its target's address, when its
+// target opens.
+func recordAllTreatments(st *store.Store, s *spec.Spec) error {
+	rows, err := st.TreatmentRows()
+	if err != nil {
+		return err
+	}
+	have := map[string]bool{}
+	for _, r := range rows {
+		have[r.Name] = true
+	}
+	for i, t := range s.Treatments {
+		if have[t.Name] {
+			continue
+		}
+		if err := RecordTreatment(st, t.Spec, t.Name, i, nil, settingsOf(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -111,12 +111,4 @@ func TestFromResultsLastCompletedPerSlot(t *testing.T) {
 	if _, incomplete, _ := FromResults(r, "big"); incomplete != 0 {
 		t.Errorf("big: %d incomplete, want 0", incomplete)
 	}
-	// The deprecated FromStore still reads every treatment in run ID order.
-	all, incomplete, err := FromStore(st, "open", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all.Runs) != 8 || incomplete != 1 || all.Runs[0].Run.ID != 1 || all.Runs[1].Run.ID != 2 || all.Runs[7].Run.ID != again {
-		t.Errorf("FromStore: %d runs, %d incomplete, first %d, last %d", len(all.Runs), incomplete, all.Runs[0].Run.ID, all.Runs[7].Run.ID)
-	}
 }

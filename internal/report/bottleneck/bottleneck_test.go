@@ -174,3 +174,13 @@ func TestStatesIncludeRunsWithoutBottleneck(t *testing.T) {
 		t.Fatalf("bars %+v", b)
 	}
 }
+
+// A treatment's bottleneck IDs name it as the page's sections do
+// (format.ID), so "Fast.2" is fast-2 in every anchor of the report.
+func TestSlugIsThePagesID(t *testing.T) {
+	for name, want := range map[string]string{"": "", "a1": "-a1", "Fast.2": "-fast-2", "type-small_iops-300": "-type-small-iops-300"} {
+		if got := slug(name); got != want {
+			t.Errorf("slug(%q) = %q, want %q", name, got, want)
+		}
+	}
+}

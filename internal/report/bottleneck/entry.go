@@ -9,8 +9,6 @@
 package bottleneck
 
 import (
-	"strconv"
-
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -30,5 +28,3 @@ func ReportSections(r *results.Results) ([]page.Section, error) {
 	}
 	return Sections(a), nil
 }
-
-func num(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -9,6 +9,7 @@ import (
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 )
 
@@ -32,12 +33,13 @@ func Sections(a *ab.Analysis) []page.Section {
 	return out
 }
 
-// slug makes a treatment name usable in IDs ("a1.d0.5" -> "a1-d0_5").
+// slug is the part of a treatment's IDs after their kind: "-" and the
+// treatment's ID ("Fast.2" -> "-fast-2"), nothing for the campaign.
 func slug(name string) string {
 	if name == "" {
 		return ""
 	}
-	return "-" + strings.NewReplacer(".", "_").Replace(name)
+	return "-" + format.ID(name)
 }
 
 func treatmentSection(t *ab.Treatment, named bool) page.Section {
@@ -62,7 +64,7 @@ func treatmentSection(t *ab.Treatment, named bool) page.Section {
 		sum = append(sum, capitalize(t.Intervention.Finding)+".")
 	}
 	sec.Summary = strings.Join(sum, " ")
-	src := fmt.Sprintf("from the monitor's samples inside each completed run's measured window, in %v intervals; saturated = utilisation above %s%%", cfg.Lambda, num(cfg.Alpha))
+	src := fmt.Sprintf("from the monitor's samples inside each completed run's measured window, in %v intervals; saturated = utilisation above %s%%", cfg.Lambda, format.Exact(cfg.Alpha))
 	if len(cfg.Hosts) > 0 {
 		src += "; hosts " + strings.Join(cfg.Hosts, ", ") + " only"
 	}
@@ -88,7 +90,7 @@ func treatmentSection(t *ab.Treatment, named bool) page.Section {
 	notes := append([]string(nil), t.Notes...)
 	for _, r := range t.Runs {
 		if r.Err != "" {
-			notes = append(notes, fmt.Sprintf("run %d (level %s, repetition %d) could not be classified: %s", r.Run.ID, chart.Value(r.Run.Level), r.Run.Repetition, r.Err))
+			notes = append(notes, fmt.Sprintf("run %d (level %s, repetition %d) could not be classified: %s", r.Run.ID, format.Num(r.Run.Level), r.Run.Repetition, r.Err))
 		}
 	}
 	notes = append(notes, distinctNotes(t)...)
@@ -120,7 +122,7 @@ func runsTable(t *ab.Treatment, id, src string) *page.Table {
 		Columns: []page.Column{{Title: "level", Unit: levelUnit(t)}, {Title: "repetition"}, {Title: "throughput", Unit: "ok/s"}, {Title: "class"},
 			{Title: "primary bottleneck"}, {Title: "f_B"}, {Title: "finding"}}}
 	for _, r := range t.Runs {
-		row := []page.Cell{page.Number(chart.Value(r.Run.Level), r.Run.Level), page.Number(strconv.Itoa(r.Run.Repetition), float64(r.Run.Repetition)),
+		row := []page.Cell{page.Number(format.Num(r.Run.Level), r.Run.Level), page.Number(strconv.Itoa(r.Run.Repetition), float64(r.Run.Repetition)),
 			page.Number(fmt.Sprintf("%.1f", r.Run.Summary.Throughput), r.Run.Summary.Throughput)}
 		if r.Err != "" {
 			row = append(row, page.Text("–"), page.Text("–"), page.Text("–"), page.Text("not classified: "+r.Err))
@@ -166,7 +168,7 @@ func freqTable(t *ab.Treatment, id, src string) *page.Table {
 		tb.Columns = append(tb.Columns, page.Column{Title: r})
 	}
 	for _, r := range t.Runs {
-		row := []page.Cell{page.Number(chart.Value(r.Run.Level), r.Run.Level), page.Number(strconv.Itoa(r.Run.Repetition), float64(r.Run.Repetition))}
+		row := []page.Cell{page.Number(format.Num(r.Run.Level), r.Run.Level), page.Number(strconv.Itoa(r.Run.Repetition), float64(r.Run.Repetition))}
 		by := map[string]ab.ResourceStat{}
 		for _, s := range r.Result.Resources {
 			by[s.Resource] = s
@@ -283,15 +285,18 @@ func contains(xs []float64, x float64) bool {
 }
 
 // levelUnit is the unit of the treatment's load levels.
-func levelUnit(t *ab.Treatment) string {
-	if len(t.Runs) > 0 && t.Runs[0].Run.Model == "closed" {
-		return "clients"
+// model is the load model of a treatment's runs: "open" or "closed".
+func model(t *ab.Treatment) string {
+	if len(t.Runs) > 0 {
+		return t.Runs[0].Run.Model
 	}
-	return "req/s"
+	return ""
 }
 
+func levelUnit(t *ab.Treatment) string { return format.LoadUnit(model(t)) }
+
 // levelText prints a load level with its unit ("300 req/s").
-func levelText(t *ab.Treatment, l float64) string { return chart.Value(l) + " " + levelUnit(t) }
+func levelText(t *ab.Treatment, l float64) string { return format.LoadText(model(t), l) }
 
 func stateName(s ab.State) string {
 	if len(s.Saturated) == 0 {
@@ -306,11 +311,11 @@ func densityChart(d ab.DensityMap, id string, cfg ab.Config, unit string) *chart
 	h := &chart.HeatMap{X: chart.Axis{Label: "utilisation", Unit: "%"}, Y: chart.Axis{Label: "load level", Unit: unit},
 		Scale: chart.Axis{Label: "density", Unit: "per %"}}
 	for _, u := range d.Util {
-		h.XLabels = append(h.XLabels, chart.Value(u))
+		h.XLabels = append(h.XLabels, format.Num(u))
 	}
 	var ns []string
 	for i, l := range d.Levels {
-		h.YLabels = append(h.YLabels, chart.Value(l))
+		h.YLabels = append(h.YLabels, format.Num(l))
 		row := make([]chart.Num, len(d.Util))
 		for j, v := range d.Density[i] {
 			row[j] = chart.Num(v)
@@ -328,14 +333,14 @@ func stepsTable(t *ab.Treatment, id string) *page.Table {
 	iv := t.Intervention
 	tb := &page.Table{ID: "bn-steps" + id, Title: "Search for the intervention point w*",
 		Source: fmt.Sprintf("SLO satisfaction S of every run at levels up to w (percentage of offered requests that succeeded within %s); lower bound = mean − %s · sample sd; w* is the first level where it falls below %s%%",
-			sloText(t), num(iv.Config.Z), num(iv.Config.Floor)),
+			sloText(t), format.Exact(iv.Config.Z), format.Exact(iv.Config.Floor)),
 		Columns: []page.Column{{Title: "w", Unit: levelUnit(t)}, {Title: "runs up to w"}, {Title: "mean S", Unit: "%"}, {Title: "sd", Unit: "%"}, {Title: "lower bound", Unit: "%"}}}
 	for _, s := range iv.Steps {
 		lb := page.Number(fmt.Sprintf("%.1f", s.Lower), s.Lower)
 		if s.BelowThreshold {
 			lb.Mark = "fail"
 		}
-		tb.Rows = append(tb.Rows, []page.Cell{page.Number(chart.Value(s.Level), s.Level), page.Number(strconv.Itoa(s.N), float64(s.N)),
+		tb.Rows = append(tb.Rows, []page.Cell{page.Number(format.Num(s.Level), s.Level), page.Number(strconv.Itoa(s.N), float64(s.N)),
 			page.Number(fmt.Sprintf("%.1f", s.Mean), s.Mean), page.Number(fmt.Sprintf("%.1f", s.SD), s.SD), lb})
 	}
 	return tb
@@ -357,7 +362,7 @@ func rankedTable(t *ab.Treatment, id string) *page.Table {
 	}
 	tb := &page.Table{ID: "bn-ranked" + id, Title: "Intervention analysis: resources ranked by the change of trend at w*",
 		Source: fmt.Sprintf("first differences of each metric's run mean between neighbouring levels, paired by repetition; %s; utilisations never above %s%% left out; R = |mean before w* / mean from w* on|, ranked by |ln R|",
-			rules, num(iv.Config.UtilFilter)),
+			rules, format.Exact(iv.Config.UtilFilter)),
 		Columns: []page.Column{{Title: "rank"}, {Title: "resource"}, {Title: "R"}, {Title: "rule"}, {Title: "metric"}, {Title: "other candidate metrics"}}}
 	for i, r := range iv.Resources {
 		if i == maxRanked {
@@ -394,10 +399,10 @@ func mapSection(m *ab.Map) page.Section {
 		xl, m.Axes.X.Path, yl, m.Axes.Y.Path)
 	h := &chart.HeatMap{X: chart.Axis{Label: xl}, Y: chart.Axis{Label: yl}, Scale: chart.Axis{Label: "maximum throughput", Unit: "ok/s"}}
 	for _, x := range cm.X {
-		h.XLabels = append(h.XLabels, chart.Value(x))
+		h.XLabels = append(h.XLabels, format.Num(x))
 	}
 	for yi, y := range cm.Y {
-		h.YLabels = append(h.YLabels, chart.Value(y))
+		h.YLabels = append(h.YLabels, format.Num(y))
 		row := make([]chart.Num, len(cm.X))
 		for xi := range cm.X {
 			row[xi] = chart.Num(cm.Cells[yi][xi].MaxThroughput)
@@ -408,10 +413,10 @@ func mapSection(m *ab.Map) page.Section {
 	tb := &page.Table{ID: "bn-map-bottleneck", Title: "Primary bottleneck by " + yl + " (rows) and " + xl + " (columns)", Source: src,
 		Columns: []page.Column{{Title: yl + " \\ " + xl}}}
 	for _, x := range cm.X {
-		tb.Columns = append(tb.Columns, page.Column{Title: chart.Value(x)})
+		tb.Columns = append(tb.Columns, page.Column{Title: format.Num(x)})
 	}
 	for yi := len(cm.Y) - 1; yi >= 0; yi-- {
-		row := []page.Cell{page.Number(chart.Value(cm.Y[yi]), cm.Y[yi])}
+		row := []page.Cell{page.Number(format.Num(cm.Y[yi]), cm.Y[yi])}
 		for xi := range cm.X {
 			c := cm.Cells[yi][xi]
 			if c.Config == "" {

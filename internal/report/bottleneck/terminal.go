@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
-	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 )
 
 // Terminal prints the analysis as text: per treatment each run's finding
@@ -26,13 +26,13 @@ func Terminal(w io.Writer, a *ab.Analysis) {
 			title += " · treatment " + t.Name
 		}
 		cfg := t.Config()
-		fmt.Fprintf(w, "%s (%v intervals, saturated above %s%%", title, cfg.Lambda, num(cfg.Alpha))
+		fmt.Fprintf(w, "%s (%v intervals, saturated above %s%%", title, cfg.Lambda, format.Exact(cfg.Alpha))
 		if len(cfg.Hosts) > 0 {
 			fmt.Fprintf(w, ", hosts %s", strings.Join(cfg.Hosts, ", "))
 		}
 		fmt.Fprintln(w, ")")
 		for _, r := range t.Runs {
-			head := fmt.Sprintf("  level %s, repetition %d (%.1f ok/s): ", chart.Value(r.Run.Level), r.Run.Repetition, r.Run.Summary.Throughput)
+			head := fmt.Sprintf("  level %s, repetition %d (%.1f ok/s): ", format.Num(r.Run.Level), r.Run.Repetition, r.Run.Summary.Throughput)
 			if r.Err != "" {
 				fmt.Fprintln(w, head+"not classified: "+r.Err)
 				continue
@@ -55,7 +55,7 @@ func Terminal(w io.Writer, a *ab.Analysis) {
 			fmt.Fprintf(w, "  intervention analysis: %s\n", t.InterventionNote)
 		}
 		if !math.IsNaN(t.MaxThroughput) {
-			fmt.Fprintf(w, "  maximum throughput %.1f ok/s at %s; primary bottleneck there: %s\n", t.MaxThroughput, chart.Value(t.MaxLevel), t.MaxLabel)
+			fmt.Fprintf(w, "  maximum throughput %.1f ok/s at %s; primary bottleneck there: %s\n", t.MaxThroughput, format.Num(t.MaxLevel), t.MaxLabel)
 		}
 	}
 	if m := a.Map; m != nil {
@@ -70,11 +70,11 @@ func Terminal(w io.Writer, a *ab.Analysis) {
 		tw := tabwriter.NewWriter(w, 0, 0, 3, ' ', 0)
 		fmt.Fprintf(tw, "  %s \\ %s", yl, xl)
 		for _, x := range cm.X {
-			fmt.Fprintf(tw, "\t%s", chart.Value(x))
+			fmt.Fprintf(tw, "\t%s", format.Num(x))
 		}
 		fmt.Fprintln(tw)
 		for yi := len(cm.Y) - 1; yi >= 0; yi-- {
-			fmt.Fprintf(tw, "  %s", chart.Value(cm.Y[yi]))
+			fmt.Fprintf(tw, "  %s", format.Num(cm.Y[yi]))
 			for xi := range cm.X {
 				c := cm.Cells[yi][xi]
 				if c.Config == "" {

@@ -9,6 +9,7 @@ package format
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
@@ -108,6 +109,20 @@ func Num(v float64) string { return chart.Value(v) }
 // Seconds prints seconds without trailing zeros: "10 s", "2.5 s".
 func Seconds(secs float64) string { return Num(secs) + " s" }
 
+// SecondsRounded prints seconds rounded half away from zero to the given
+// decimals, in the shortest form: SecondsRounded(7.25, 1) is "7.3 s". For
+// times counted in whole intervals, where four significant digits would
+// print a long series' noise. Like %g, it writes an exponent from 1e6 s
+// (11.6 days) on, as the pressure tables always have.
+func SecondsRounded(secs float64, decimals int) string {
+	p := math.Pow(10, float64(decimals))
+	return strconv.FormatFloat(math.Round(secs*p)/p, 'g', -1, 64) + " s"
+}
+
+// Exact prints a number with every digit it has and no exponent: a
+// setting the user wrote (0.95, 1e-6) reads as written.
+func Exact(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
 // Plural prints "1 run" or "3 runs".
 func Plural(n int, word string) string {
 	if n == 1 {
@@ -123,6 +138,22 @@ func Truncate(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
+}
+
+// ID maps a treatment name (letters, digits, '.', '_', '-') to the
+// characters of an HTML id: lower-case letters, digits and '-' ("Fast.2"
+// is "fast-2"). Names that differ only in case or in '.', '_' and '-'
+// map to the same ID.
+func ID(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
+			return r
+		case r >= 'A' && r <= 'Z':
+			return r - 'A' + 'a'
+		}
+		return '-'
+	}, name)
 }
 
 // LoadUnit is how a load level of the model ("open" or "closed") reads:

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -73,5 +74,51 @@ func TestLatencyUnits(t *testing.T) {
 	}
 	if u, div, dec := MicrosUnit(1000); u != "ms" || div != 1e3 || dec != 2 {
 		t.Errorf("MicrosUnit(1000) = %s, %g, %d", u, div, dec)
+	}
+}
+
+// SecondsRounded rounds half away from zero and prints what %g prints of
+// the rounded value, so the pressure tables read as they always have.
+func TestSecondsRounded(t *testing.T) {
+	for _, c := range []struct {
+		secs float64
+		want string
+	}{{7.25, "7.3 s"}, {60, "60 s"}, {0.04, "0 s"}, {2.5, "2.5 s"}, {1209600, "1.2096e+06 s"}} {
+		if got := SecondsRounded(c.secs, 1); got != c.want {
+			t.Errorf("SecondsRounded(%g, 1) = %q, want %q", c.secs, got, c.want)
+		}
+	}
+	for i := range 20000 {
+		secs := float64(i) * 0.37
+		if got, want := SecondsRounded(secs, 1), fmt.Sprintf("%g s", math.Round(secs*10)/10); got != want {
+			t.Fatalf("SecondsRounded(%g, 1) = %q, %%g prints %q", secs, got, want)
+		}
+	}
+}
+
+func TestExact(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{0.95, "0.95"}, {1e-6, "0.000001"}, {1234567.125, "1234567.125"}, {80, "80"}} {
+		if got := Exact(c.v); got != c.want {
+			t.Errorf("Exact(%g) = %q, want %q", c.v, got, c.want)
+		}
+	}
+}
+
+// IDs of the names the tests and examples use stay as the page has always
+// made them.
+func TestID(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"small", "small"},
+		{"piops-300", "piops-300"},
+		{"Fast.2", "fast-2"},
+		{"type-small_iops-300", "type-small-iops-300"},
+		{"", ""},
+	} {
+		if got := ID(c.name); got != c.want {
+			t.Errorf("ID(%q) = %q, want %q", c.name, got, c.want)
+		}
 	}
 }

@@ -84,7 +84,7 @@ func runsOf(runs []results.Run, treatment string) []results.Run {
 // forTreatment titles a section after its treatment and makes its IDs
 // (and those of its tables and charts) unique in the report.
 func forTreatment(sec Section, name string) Section {
-	p := "t-" + idSafe(name) + "-"
+	p := "t-" + format.ID(name) + "-"
 	sec.ID = p + sec.ID
 	sec.Title += " · treatment " + name
 	blocks := make([]Block, len(sec.Blocks))
@@ -107,20 +107,6 @@ func forTreatment(sec Section, name string) Section {
 	}
 	sec.Blocks = blocks
 	return sec
-}
-
-// idSafe maps a treatment name (letters, digits, '.', '_', '-') to ID
-// characters.
-func idSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' {
-			return r
-		}
-		if r >= 'A' && r <= 'Z' {
-			return r - 'A' + 'a'
-		}
-		return '-'
-	}, s)
 }
 
 // setting is what the report needs of one treatment's facts.

@@ -9,6 +9,7 @@ import (
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 )
 
@@ -93,19 +94,13 @@ func sourceOf(t assess.Treatment) string {
 	return fmt.Sprintf("per-interval samples of the measured phases of %d completed run(s)", t.Runs)
 }
 
+// idPart is the part of a treatment's IDs that names it: its index, and
+// its ID when it has a name ("1-fast-2").
 func idPart(name string, i int) string {
 	if name == "" {
 		return fmt.Sprint(i)
 	}
-	var b strings.Builder
-	for _, r := range name {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
-			b.WriteRune(r)
-		} else {
-			b.WriteRune('_')
-		}
-	}
-	return fmt.Sprintf("%d-%s", i, b.String())
+	return fmt.Sprintf("%d-%s", i, format.ID(name))
 }
 
 func treatmentBlocks(a *assess.Assessment, ti int, t assess.Treatment) []page.Block {
@@ -196,7 +191,9 @@ func slpTable(a *assess.Assessment, id, title string, t assess.Treatment) *page.
 		Columns: cols, Rows: rows}
 }
 
-func pctCell(v float64) page.Cell { return page.Number(pct(v), v) }
+// pctCell prints a percentage as the terminal does, "-" when missing, as
+// these tables always have.
+func pctCell(v float64) page.Cell { return page.Number(format.Terminal.Percent(v, 1), v) }
 
 // timeSeries draws one SLP series with its critical periods (above the
 // first threshold) shaded and a rule at every threshold. x is seconds

@@ -11,6 +11,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/cost"
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
+	"github.com/headroom-dev/headroom/internal/report/format"
 )
 
 // Terminal writes the assessment for headroom assess: per treatment the
@@ -101,9 +102,9 @@ func percents(xs []float64) string {
 	return strings.Join(p, ", ")
 }
 
-func secs(d time.Duration) string {
-	return fmt.Sprintf("%g s", math.Round(d.Seconds()*10)/10)
-}
+// secs prints a duration to a tenth of a second: MCPT and TCPT are sums
+// of whole intervals.
+func secs(d time.Duration) string { return format.SecondsRounded(d.Seconds(), 1) }
 
 func treatmentLabel(name string) string {
 	if name == "" {
@@ -146,8 +147,10 @@ func writeTreatment(w io.Writer, a *assess.Assessment, t assess.Treatment) {
 	fmt.Fprintln(tw, head)
 	for _, s := range t.Subjects {
 		b := s.Summary.Box
-		line := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", s.Host, s.Service, s.Quality, assess.FormatLevel(s.ESLMean, s.Unit),
-			assess.FormatLevel(s.Observed, s.Unit), pct(b.Mean), pct(b.P1), pct(b.P25), pct(b.P75), pct(b.P99))
+		line := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s", s.Host, s.Service, s.Quality, assess.FormatLevel(s.ESLMean, s.Unit), assess.FormatLevel(s.Observed, s.Unit))
+		for _, v := range []float64{b.Mean, b.P1, b.P25, b.P75, b.P99} {
+			line += "\t" + format.Terminal.Percent(v, 1)
+		}
 		for _, c := range s.Summary.Critical {
 			line += fmt.Sprintf("\t%s\t%s", critText(c.MCPT, c.MCPTPct), critText(c.TCPT, c.TCPTPct))
 		}
@@ -184,13 +187,6 @@ func classMark(c slp.Class) string {
 		return "[transient]"
 	}
 	return "[over-provisioned]"
-}
-
-func pct(v float64) string {
-	if math.IsNaN(v) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", v)
 }
 
 func critText(d time.Duration, p float64) string {
@@ -252,7 +248,7 @@ func BeforeAfter(a *assess.Assessment) []BeforeAfterRow {
 		for _, s := range t.Subjects {
 			r := &rows[idx[s.Label()]]
 			b := s.Summary.Box
-			r.Cells[j] = pct(b.Mean) + " / " + pct(b.P99)
+			r.Cells[j] = format.Terminal.Percent(b.Mean, 1) + " / " + format.Terminal.Percent(b.P99, 1)
 			r.Means[j], r.P99s[j] = b.Mean, b.P99
 		}
 	}
@@ -308,14 +304,14 @@ func shifts(a *assess.Assessment, keep func(assess.Subject) bool) []string {
 				}
 				from, to := b.Summary.Box.Mean, s.Summary.Box.Mean
 				if math.Abs(to-from) < 0.05 { // the same to the printed digit
-					out = append(out, fmt.Sprintf("%s: mean SLP stayed at %s (%s and %s)", s.Label(), pct(to), treatmentLabel(base.Name), treatmentLabel(t.Name)))
+					out = append(out, fmt.Sprintf("%s: mean SLP stayed at %s (%s and %s)", s.Label(), format.Terminal.Percent(to, 1), treatmentLabel(base.Name), treatmentLabel(t.Name)))
 					continue
 				}
 				dir := "fell"
 				if to > from {
 					dir = "rose"
 				}
-				out = append(out, fmt.Sprintf("%s: mean SLP %s from %s (%s) to %s (%s)", s.Label(), dir, pct(from), treatmentLabel(base.Name), pct(to), treatmentLabel(t.Name)))
+				out = append(out, fmt.Sprintf("%s: mean SLP %s from %s (%s) to %s (%s)", s.Label(), dir, format.Terminal.Percent(from, 1), treatmentLabel(base.Name), format.Terminal.Percent(to, 1), treatmentLabel(t.Name)))
 			}
 		}
 	}

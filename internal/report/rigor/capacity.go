@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/capacity"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -55,7 +56,7 @@ func CapacitySections(r *results.Results) ([]page.Section, error) {
 func kneeText(tc capacity.TreatmentCurve) string {
 	c := tc.Curve
 	if c.Knee != nil {
-		return fmt.Sprintf("the knee is at %s: %s", loadText(tc.Curve.Model, c.Knee.Level), c.Knee.Reason)
+		return fmt.Sprintf("the knee is at %s: %s", format.LoadText(tc.Curve.Model, c.Knee.Level), c.Knee.Reason)
 	}
 	// The capacity analysis's note on why there is no knee.
 	for _, n := range c.Notes {
@@ -75,7 +76,7 @@ func capacityText(tc capacity.TreatmentCurve) string {
 		return "no level is free of client limits, so there is no capacity estimate"
 	}
 	p := c.Points[c.MaxIndex]
-	return fmt.Sprintf("the highest throughput the client did not limit is %s ok/s at %s", num(c.MaxThroughput), loadText(tc.Curve.Model, p.Level.Level))
+	return fmt.Sprintf("the highest throughput the client did not limit is %s ok/s at %s", format.Num(c.MaxThroughput), format.LoadText(tc.Curve.Model, p.Level.Level))
 }
 
 // sloFinding is the SLO verdict of the curve; "" without an SLO.
@@ -85,22 +86,22 @@ func sloFinding(tc capacity.TreatmentCurve) string {
 	if o == nil || len(c.Points) == 0 {
 		return ""
 	}
-	s := fmt.Sprintf("the SLO p%s ≤ %v", num(o.Percentile), o.Threshold)
+	s := fmt.Sprintf("the SLO p%s ≤ %v", format.Num(o.Percentile), o.Threshold)
 	if c.FirstFail < 0 {
-		return s + " is met at every level, up to " + loadText(tc.Curve.Model, c.Points[len(c.Points)-1].Level.Level)
+		return s + " is met at every level, up to " + format.LoadText(tc.Curve.Model, c.Points[len(c.Points)-1].Level.Level)
 	}
 	f := c.Points[c.FirstFail]
 	if c.LastPass >= 0 {
-		s += " is met up to " + loadText(tc.Curve.Model, c.Points[c.LastPass].Level.Level) + " and"
+		s += " is met up to " + format.LoadText(tc.Curve.Model, c.Points[c.LastPass].Level.Level) + " and"
 	}
-	return fmt.Sprintf("%s first fails at %s (%.2f%% of offered requests within %v)", s, loadText(tc.Curve.Model, f.Level.Level), 100*f.SLO.Within.Mean, o.Threshold)
+	return fmt.Sprintf("%s first fails at %s (%.2f%% of offered requests within %v)", s, format.LoadText(tc.Curve.Model, f.Level.Level), 100*f.SLO.Within.Mean, o.Threshold)
 }
 
 // clientText names the levels the client limited; "" when none.
 func clientText(tc capacity.TreatmentCurve) string {
 	var ls []string
 	for _, i := range tc.Curve.ClientLimited {
-		ls = append(ls, loadText(tc.Curve.Model, tc.Curve.Points[i].Level.Level))
+		ls = append(ls, format.LoadText(tc.Curve.Model, tc.Curve.Points[i].Level.Level))
 	}
 	if len(ls) == 0 {
 		return ""
@@ -170,7 +171,7 @@ func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 			maxLat = math.Max(maxLat, p.SLO.Value.Mean)
 		}
 	}
-	unit, div := latencyUnit(maxLat)
+	unit, div := format.LatencyUnit(maxLat)
 	cols := []page.Column{loadColumn(tc.Curve.Model), {Title: "reps"}, {Title: "throughput (ok/s) [95% CI]", Unit: "ok/s"},
 		{Title: "shortfall (%)", Unit: "%"}, {Title: "mean latency (" + unit + ") [95% CI]", Unit: "µs"}}
 	if tc.Input.SLO != nil {
@@ -190,7 +191,7 @@ func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 				shortfall.Mark = "warn"
 			}
 		}
-		row := []page.Cell{page.Number(num(p.Level.Level), p.Level.Level), intCell(int64(p.Reps)),
+		row := []page.Cell{page.Number(format.Num(p.Level.Level), p.Level.Level), intCell(int64(p.Reps)),
 			ciCell(p.Throughput, p.ThroughputCI, 1, 1), shortfall, ciCell(p.Latency, p.LatencyCI, 2, div)}
 		if tc.Input.SLO != nil {
 			v := verdictCell("pass", "pass")
@@ -220,8 +221,8 @@ func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 	if tc.Curve.Model == "open" {
 		series = append(series, offered)
 	}
-	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-throughput", Title: "Throughput against " + loadAxis(tc.Curve.Model).Label + title, Source: ciSrc,
-		Line: &chart.Line{X: loadAxis(tc.Curve.Model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: series, Rules: rules}}})
+	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-throughput", Title: "Throughput against " + format.LoadAxis(tc.Curve.Model).Label + title, Source: ciSrc,
+		Line: &chart.Line{X: format.LoadAxis(tc.Curve.Model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: series, Rules: rules}}})
 
 	mean := chart.Series{Name: "mean latency"}
 	var sloSeries chart.Series
@@ -237,21 +238,21 @@ func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 	latSeries := []chart.Series{mean}
 	latRules := rules
 	if o := tc.Input.SLO; o != nil {
-		sloSeries.Name = "p" + num(o.Percentile)
+		sloSeries.Name = "p" + format.Num(o.Percentile)
 		if o.Op != "" {
 			sloSeries.Name += " of " + o.Op
 		}
 		latSeries = append(latSeries, sloSeries)
 		latRules = append([]chart.Rule{{Axis: "y", Value: float64(o.Threshold.Microseconds()) / div, Label: "SLO " + o.Threshold.String()}}, rules...)
 	}
-	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-latency", Title: "Latency against " + loadAxis(tc.Curve.Model).Label + title,
+	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-latency", Title: "Latency against " + format.LoadAxis(tc.Curve.Model).Label + title,
 		Source: ciSrc + "; mean = tau, the per-run mean response time of successful requests; the SLO percentile comes from each run's merged histogram",
-		Line:   &chart.Line{X: loadAxis(tc.Curve.Model), Y: chart.Axis{Label: "latency", Unit: unit, Log: wantLog(values)}, Series: latSeries, Rules: latRules}}})
+		Line:   &chart.Line{X: format.LoadAxis(tc.Curve.Model), Y: chart.Axis{Label: "latency", Unit: unit, Log: wantLog(values)}, Series: latSeries, Rules: latRules}}})
 
 	if cpu := cpuSeries(c); len(cpu) > 0 {
-		blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-cpu", Title: "Host CPU against " + loadAxis(tc.Curve.Model).Label + title,
+		blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-cpu", Title: "Host CPU against " + format.LoadAxis(tc.Curve.Model).Label + title,
 			Source: src + "; each point is the mean across repetitions of the host's mean CPU utilisation over the measured phase (lab hosts: share of their vCPU quota), error bars none",
-			Line:   &chart.Line{X: loadAxis(tc.Curve.Model), Y: chart.Axis{Label: "CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}, Series: cpu, Rules: rules}}})
+			Line:   &chart.Line{X: format.LoadAxis(tc.Curve.Model), Y: chart.Axis{Label: "CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}, Series: cpu, Rules: rules}}})
 	}
 	if c.Knee != nil {
 		blocks = append(blocks, note("info", sentence(fmt.Sprintf("Knee%s, %s method: %s", title, c.Knee.Method, c.Knee.Reason))))
@@ -343,7 +344,7 @@ func compareCharts(tcs []capacity.TreatmentCurve) []page.Block {
 			values = append(values, p.Latency.Mean)
 		}
 	}
-	unit, div := latencyUnit(maxLat)
+	unit, div := format.LatencyUnit(maxLat)
 	var srcs []string
 	for _, tc := range tcs {
 		t := chart.Series{Name: tc.Treatment.Name}
@@ -357,10 +358,10 @@ func compareCharts(tcs []capacity.TreatmentCurve) []page.Block {
 	}
 	src := "from " + strings.Join(srcs, "; ") + "; each point is the mean across repetitions, error bars the 95% t confidence interval"
 	return []page.Block{
-		{Chart: &chart.Chart{ID: "capacity-compare-throughput", Title: "Throughput against " + loadAxis(model).Label + ", by treatment", Source: src,
-			Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: tput}}},
-		{Chart: &chart.Chart{ID: "capacity-compare-latency", Title: "Mean latency against " + loadAxis(model).Label + ", by treatment", Source: src + "; mean latency = tau of successful requests, all operations",
-			Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "mean latency", Unit: unit, Log: wantLog(values)}, Series: lat}}},
+		{Chart: &chart.Chart{ID: "capacity-compare-throughput", Title: "Throughput against " + format.LoadAxis(model).Label + ", by treatment", Source: src,
+			Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "throughput", Unit: "ok/s", Min: chart.At(0)}, Series: tput}}},
+		{Chart: &chart.Chart{ID: "capacity-compare-latency", Title: "Mean latency against " + format.LoadAxis(model).Label + ", by treatment", Source: src + "; mean latency = tau of successful requests, all operations",
+			Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "mean latency", Unit: unit, Log: wantLog(values)}, Series: lat}}},
 	}
 }
 

@@ -7,51 +7,16 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
-	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 )
 
-// num prints a number with about four significant digits.
-func num(v float64) string { return chart.Value(v) }
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-func loadUnit(model string) string {
-	if model == "closed" {
-		return "clients"
-	}
-	return "req/s"
-}
-
-// loadText prints a load level: "200 req/s" or "8 clients".
-func loadText(model string, v float64) string { return num(v) + " " + loadUnit(model) }
-
-func loadAxis(model string) chart.Axis {
-	if model == "closed" {
-		return chart.Axis{Label: "clients", Unit: "clients"}
-	}
-	return chart.Axis{Label: "offered load", Unit: "req/s"}
-}
+// Numbers, load levels, latency units and plurals are printed by
+// internal/report/format, as on the rest of the page; these make the
+// rigor sections' cells and sentences.
 
 func loadColumn(model string) page.Column {
-	return page.Column{Title: loadAxis(model).Label + " (" + loadUnit(model) + ")", Unit: loadUnit(model)}
-}
-
-// latencyUnit picks the unit for latencies whose largest value is maxUS
-// microseconds, with the divisor from µs (as the load-response section).
-func latencyUnit(maxUS float64) (string, float64) {
-	switch {
-	case maxUS >= 2e6:
-		return "s", 1e6
-	case maxUS >= 2e3:
-		return "ms", 1e3
-	}
-	return "µs", 1
+	return page.Column{Title: format.LoadAxis(model).Label + " (" + format.LoadUnit(model) + ")", Unit: format.LoadUnit(model)}
 }
 
 // ms prints microseconds as milliseconds with one decimal, the unit of
@@ -82,11 +47,8 @@ func seCell(e stats.Estimate, decimals int, scale float64) page.Cell {
 	if e.N == 0 || math.IsNaN(e.Mean) {
 		return page.Text("–")
 	}
-	text := fmt.Sprintf("%.*f", decimals, e.Mean/scale)
-	if e.N >= 2 && !math.IsNaN(e.SE) {
-		text += fmt.Sprintf(" ± %.*f", decimals, e.SE/scale)
-	}
-	return page.Estimate(text, e.Mean, e.SE)
+	shown := stats.Estimate{Mean: e.Mean / scale, SE: e.SE / scale, N: e.N}
+	return page.Estimate(format.Page.Est(shown, decimals), e.Mean, e.SE)
 }
 
 func numCell(v float64, decimals int) page.Cell {

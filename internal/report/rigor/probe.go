@@ -9,6 +9,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/scaling"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -41,7 +42,7 @@ func loadProbes(r *results.Results) ([]probeRun, error) {
 }
 
 func (pr probeRun) sla() string {
-	return fmt.Sprintf("p%s ≤ %v", num(pr.p.SLAPercentile), pr.p.SLAThreshold)
+	return fmt.Sprintf("p%s ≤ %v", format.Num(pr.p.SLAPercentile), pr.p.SLAThreshold)
 }
 
 // probeText is a probe's result in a sentence.
@@ -50,16 +51,16 @@ func probeText(pr probeRun) string {
 	s := ""
 	switch {
 	case p.Status == results.StatusRunning:
-		s = fmt.Sprintf("the probe did not finish (%s so far)", plural(len(pr.windows), "window"))
+		s = fmt.Sprintf("the probe did not finish (%s so far)", format.Plural(len(pr.windows), "window"))
 	case !math.IsNaN(p.Estimate):
-		s = fmt.Sprintf("estimate %s req/s at %s after %s", num(p.Estimate), pr.sla(), plural(len(pr.windows), "window"))
+		s = fmt.Sprintf("estimate %s req/s at %s after %s", format.Num(p.Estimate), pr.sla(), format.Plural(len(pr.windows), "window"))
 	case p.ClientLimited:
-		s = fmt.Sprintf("no estimate: the client was the bottleneck (%s)", plural(len(pr.windows), "window"))
+		s = fmt.Sprintf("no estimate: the client was the bottleneck (%s)", format.Plural(len(pr.windows), "window"))
 	default:
-		s = fmt.Sprintf("no estimate (%s, %s)", p.Stop, plural(len(pr.windows), "window"))
+		s = fmt.Sprintf("no estimate (%s, %s)", p.Stop, format.Plural(len(pr.windows), "window"))
 	}
 	if math.IsNaN(p.Estimate) && !math.IsNaN(p.LowerBound) {
-		s += fmt.Sprintf("; the server met %s at %s req/s", pr.sla(), num(p.LowerBound))
+		s += fmt.Sprintf("; the server met %s at %s req/s", pr.sla(), format.Num(p.LowerBound))
 	}
 	if p.Status == results.StatusInterrupted {
 		s += " (interrupted)"
@@ -146,7 +147,7 @@ func ProbeSections(r *results.Results) ([]page.Section, error) {
 func compareProbes(rows []ProbeRow) []page.Block {
 	tbl := &page.Table{ID: "probe-compare", Title: "Probes compared",
 		Source: fmt.Sprintf("from %s; estimate = the last rate whose window met the SLA (seed 004); lower bound = the highest rate that met it when there is no estimate; "+
-			"deployment from the lab event recorded before each probe; cost per req/s = servers × price per server-hour (instance plus volumes) × 730 h / estimate", plural(len(rows), "probe")),
+			"deployment from the lab event recorded before each probe; cost per req/s = servers × price per server-hour (instance plus volumes) × 730 h / estimate", format.Plural(len(rows), "probe")),
 		Columns: []page.Column{{Title: "treatment"}, {Title: "SLA"}, {Title: "estimate (req/s)", Unit: "req/s"}, {Title: "lower bound (req/s)", Unit: "req/s"},
 			{Title: "windows"}, {Title: "stop"}, {Title: "type"}, {Title: "vCPUs"}, {Title: "$ per hour", Unit: "$"}, {Title: "cost per req/s ($/month)", Unit: "$ per month per req/s"}}}
 	est := chart.BarSeries{Name: "estimate (req/s)"}
@@ -226,8 +227,8 @@ func probeBlocks(i int, pr probeRun) []page.Block {
 	for _, w := range pr.windows {
 		maxLat = math.Max(maxLat, finiteOr0(w.SLAUs))
 	}
-	unit, div := latencyUnit(maxLat)
-	slaCol := "p" + num(p.SLAPercentile) + " (SLA)"
+	unit, div := format.LatencyUnit(maxLat)
+	slaCol := "p" + format.Num(p.SLAPercentile) + " (SLA)"
 	tbl := &page.Table{ID: id + "-windows", Title: "Probe windows" + title,
 		Source: src + "; rate = T, offered = requests sent per second, achieved = successful completions per second; latencies over the whole window's successful requests; " +
 			"pass = seconds whose median latency was at most the RTT before the window plus the margin",
@@ -245,7 +246,7 @@ func probeBlocks(i int, pr probeRun) []page.Block {
 		if w.Note != "" && w.Discarded {
 			verdict += ": " + w.Note
 		}
-		tbl.Rows = append(tbl.Rows, []page.Cell{intCell(int64(w.Seq + 1)), page.Text(w.Phase), page.Number(num(w.Rate), w.Rate),
+		tbl.Rows = append(tbl.Rows, []page.Cell{intCell(int64(w.Seq + 1)), page.Text(w.Phase), page.Number(format.Num(w.Rate), w.Rate),
 			numCell(w.Offered, 1), numCell(w.Achieved, 1), lat(percentile(w, 50)), lat(percentile(w, 90)), lat(w.SLAUs),
 			page.Text(rttText(w.RTTBeforeUs) + " / " + rttText(w.RTTAfterUs)), page.Number(fmt.Sprintf("%d/%d", w.PassedSeconds, len(w.Seconds)), float64(w.PassedSeconds)),
 			intCell(w.Errors), intCell(w.Dropped), verdictCell(verdict, windowMark(w))})
@@ -263,7 +264,7 @@ func probeBlocks(i int, pr probeRun) []page.Block {
 	}
 	var rules []chart.Rule
 	if !math.IsNaN(p.Estimate) {
-		rules = append(rules, chart.Rule{Axis: "y", Value: p.Estimate, Label: "estimate " + num(p.Estimate)})
+		rules = append(rules, chart.Rule{Axis: "y", Value: p.Estimate, Label: "estimate " + format.Num(p.Estimate)})
 	}
 	blocks = append(blocks, page.Block{Chart: &chart.Chart{ID: id + "-rates", Title: "Rate per window: ramp-up, then fine-tuning" + title,
 		Source: src + "; one point per window in the order run",
@@ -295,7 +296,7 @@ func secondsChart(id, title, src string, pr probeRun) *chart.Chart {
 			maxUS = math.Max(maxUS, finiteOr0(s.P50Us))
 		}
 	}
-	unit, div := latencyUnit(maxUS)
+	unit, div := format.LatencyUnit(maxUS)
 	n := 0
 	for _, w := range pr.windows {
 		off := w.Start.Sub(t0).Seconds()
@@ -354,14 +355,14 @@ func surfaceChart(id, title, src string, pr probeRun) *chart.Chart {
 		rates = append(rates, r)
 	}
 	sort.Float64s(rates)
-	unit, div := latencyUnit(maxUS)
+	unit, div := format.LatencyUnit(maxUS)
 	h := &chart.HeatMap{X: chart.Axis{Label: "rate", Unit: "req/s"}, Y: chart.Axis{Label: "percentile"}, Scale: chart.Axis{Label: "latency", Unit: unit}}
 	for _, r := range rates {
-		h.XLabels = append(h.XLabels, num(r))
+		h.XLabels = append(h.XLabels, format.Num(r))
 	}
 	var all []float64
 	for k, p := range results.ProbePercentiles {
-		h.YLabels = append(h.YLabels, "p"+num(p))
+		h.YLabels = append(h.YLabels, "p"+format.Num(p))
 		row := make([]chart.Num, len(rates))
 		for j, r := range rates {
 			var sum float64

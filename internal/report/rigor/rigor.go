@@ -17,6 +17,7 @@ import (
 	"math"
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
+	"github.com/headroom-dev/headroom/internal/report/format"
 )
 
 // label names a treatment in prose.
@@ -43,17 +44,17 @@ func runSource(in levels.Input, what string) string {
 	for _, n := range reps {
 		minR, maxR = min(minR, n), max(maxR, n)
 	}
-	rep := plural(maxR, "repetition")
+	rep := format.Plural(maxR, "repetition")
 	if minR != maxR {
 		rep = fmt.Sprintf("%d to %d repetitions", minR, maxR)
 	}
-	s := fmt.Sprintf("from %s of %s (%s x %s)", plural(len(in.Runs), "completed run"), what, plural(len(reps), "level"), rep)
+	s := fmt.Sprintf("from %s of %s (%s x %s)", format.Plural(len(in.Runs), "completed run"), what, format.Plural(len(reps), "level"), rep)
 	switch {
 	case hi == 0:
 	case lo == hi:
-		s += fmt.Sprintf(", measured phase of %s s", num(hi))
+		s += fmt.Sprintf(", measured phase of %s s", format.Num(hi))
 	default:
-		s += fmt.Sprintf(", measured phases of %s to %s s", num(lo), num(hi))
+		s += fmt.Sprintf(", measured phases of %s to %s s", format.Num(lo), format.Num(hi))
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/capacity"
 	"github.com/headroom-dev/headroom/internal/analysis/scaling"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -79,7 +80,7 @@ func probeScaling(cmp *scaling.Comparison) ([]page.Block, string) {
 	if cmp.Problem != nil {
 		return []page.Block{note("warning", capital(cmp.Problem.Error()))}, ""
 	}
-	src := fmt.Sprintf("from %s; throughput = each treatment's probe estimate (the highest rate that met the SLA, seed 004); deployments from the lab event recorded before each probe", plural(len(cmp.Result.Rows), "probe"))
+	src := fmt.Sprintf("from %s; throughput = each treatment's probe estimate (the highest rate that met the SLA, seed 004); deployments from the lab event recorded before each probe", format.Plural(len(cmp.Result.Rows), "probe"))
 	return scalingBlocks("scaling-probes", "probes", cmp, src, "req/s"), scalingSummary(cmp.Result, "req/s")
 }
 
@@ -90,11 +91,11 @@ func scalingSummary(res scaling.Result, unit string) string {
 			continue
 		}
 		if math.IsNaN(r.Throughput) {
-			parts = append(parts, fmt.Sprintf("%s (%s, α = %s) has no throughput estimate", label(r.Name), r.Kind, num(r.Alpha)))
+			parts = append(parts, fmt.Sprintf("%s (%s, α = %s) has no throughput estimate", label(r.Name), r.Kind, format.Num(r.Alpha)))
 			continue
 		}
 		s := fmt.Sprintf("%s (%s, α = %s) reaches %s %s, a scale-up of %s over %s (efficiency %s)",
-			label(r.Name), r.Kind, num(r.Alpha), num(r.Throughput), unit, num2(r.ScaleUp), label(res.Baseline), num2(r.Efficiency))
+			label(r.Name), r.Kind, format.Num(r.Alpha), format.Num(r.Throughput), unit, num2(r.ScaleUp), label(res.Baseline), num2(r.Efficiency))
 		if !math.IsNaN(r.CostPerReqPerSec) {
 			s += fmt.Sprintf(", at $%.3f per month per %s", r.CostPerReqPerSec, unit)
 		}
@@ -143,7 +144,7 @@ func scalingBlocks(id, what string, cmp *scaling.Comparison, src, unit string) [
 	f := res.Linearity
 	if !math.IsNaN(f.Slope) {
 		blocks = append(blocks, note("info", fmt.Sprintf("Linearity (%s): throughput = %s + %s × capacity units, Pearson r = %s (r² = %s).",
-			what, num(f.Intercept), num(f.Slope), num2(f.R), num2(f.R2))))
+			what, format.Num(f.Intercept), format.Num(f.Slope), num2(f.R), num2(f.R2))))
 	}
 	for _, n := range dedupe(notes) {
 		blocks = append(blocks, note("info", capital(n)))

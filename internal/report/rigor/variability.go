@@ -8,6 +8,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/variability"
 	"github.com/headroom-dev/headroom/internal/report/chart"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -89,14 +90,14 @@ func repeatText(x variability.Instance, cfg variability.Config) string {
 	var failed []string
 	for _, r := range x.Levels {
 		if r.Repeatable == variability.Fail {
-			failed = append(failed, fmt.Sprintf("%s (%s)", loadText(x.Model, r.Level), ms(r.Tau.SE)))
+			failed = append(failed, fmt.Sprintf("%s (%s)", format.LoadText(x.Model, r.Level), ms(r.Tau.SE)))
 		}
 	}
 	if fail > 0 {
 		s += "; not at " + strings.Join(failed, ", ")
 	}
 	if unknown > 0 {
-		s += fmt.Sprintf("; undecided at %s (fewer than two repetitions)", plural(unknown, "level"))
+		s += fmt.Sprintf("; undecided at %s (fewer than two repetitions)", format.Plural(unknown, "level"))
 	}
 	return s
 }
@@ -151,7 +152,7 @@ func variabilityBlocks(res variability.Result) []page.Block {
 	}
 	sort.Strings(hostNames)
 	src := fmt.Sprintf("from %s; tau = the mean response time of a run's successful requests (all operations), tau_se = its standard error across repetitions; theta = the mean CPU utilisation of %s over each run's measured phase, %s, averaged across repetitions",
-		plural(runs, "completed run"), orText(hostNames, "the target host"), trim)
+		format.Plural(runs, "completed run"), orText(hostNames, "the target host"), trim)
 	var blocks []page.Block
 
 	cols := []page.Column{}
@@ -196,13 +197,13 @@ func variabilityBlocks(res variability.Result) []page.Block {
 			default:
 				verdict.Mark = "warn"
 			}
-			row = append(row, page.Number(num(r.Level), r.Level), intCell(int64(r.Reps)), seCell(r.Tau, 2, 1000), tauSE, verdict, seCell(r.Theta, 1, 1))
+			row = append(row, page.Number(format.Num(r.Level), r.Level), intCell(int64(r.Reps)), seCell(r.Tau, 2, 1000), tauSE, verdict, seCell(r.Theta, 1, 1))
 			if withMu {
 				row = append(row, seCell(r.Mu, 2, 1000))
 			}
 			tbl.Rows = append(tbl.Rows, row)
 			for _, n := range r.Notes {
-				notes = append(notes, prefixed(x.Name, loadText(x.Model, r.Level)+": "+n))
+				notes = append(notes, prefixed(x.Name, format.LoadText(x.Model, r.Level)+": "+n))
 			}
 		}
 	}
@@ -221,18 +222,18 @@ func variabilityBlocks(res variability.Result) []page.Block {
 		tau, tauSE = append(tau, a), append(tauSE, b)
 	}
 	blocks = append(blocks,
-		page.Block{Chart: &chart.Chart{ID: "variability-tau", Title: "Mean response time tau against " + loadAxis(model).Label, Source: src + "; error bars ± 1 standard error (tau_se)",
-			Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "tau", Unit: "ms", Min: chart.At(0)}, Series: tau}}},
-		page.Block{Chart: &chart.Chart{ID: "variability-tau-se", Title: "Repeatability: tau_se against " + loadAxis(model).Label, Source: src + "; the line is the repeat_se threshold of verdict (a)",
-			Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "tau_se", Unit: "ms", Min: chart.At(0)}, Series: tauSE,
+		page.Block{Chart: &chart.Chart{ID: "variability-tau", Title: "Mean response time tau against " + format.LoadAxis(model).Label, Source: src + "; error bars ± 1 standard error (tau_se)",
+			Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "tau", Unit: "ms", Min: chart.At(0)}, Series: tau}}},
+		page.Block{Chart: &chart.Chart{ID: "variability-tau-se", Title: "Repeatability: tau_se against " + format.LoadAxis(model).Label, Source: src + "; the line is the repeat_se threshold of verdict (a)",
+			Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "tau_se", Unit: "ms", Min: chart.At(0)}, Series: tauSE,
 				Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}})
 
 	if cross := crossBlocks(res, model, src); cross != nil {
 		blocks = append(blocks, cross...)
 	}
 	rng := &page.Table{ID: "variability-range", Title: "Valid modelling range (c)", Source: src + "; the range ends before the first level at which a (a) or (b) check fails or cannot be decided",
-		Columns: []page.Column{{Title: "instances"}, {Title: "valid up to (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "theta there (%)", Unit: "%"},
-			{Title: "ends at (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "verdict"}}}
+		Columns: []page.Column{{Title: "instances"}, {Title: "valid up to (" + format.LoadUnit(model) + ")", Unit: format.LoadUnit(model)}, {Title: "theta there (%)", Unit: "%"},
+			{Title: "ends at (" + format.LoadUnit(model) + ")", Unit: format.LoadUnit(model)}, {Title: "verdict"}}}
 	for _, g := range res.Groups {
 		rng.Rows = append(rng.Rows, rangeRow(groupName(g.Instances), g.Range))
 	}
@@ -255,11 +256,11 @@ func rangeRow(name string, r variability.Range) []page.Cell {
 	}
 	upTo := page.Text("–")
 	if r.Valid {
-		upTo = page.Number(num(r.Level), r.Level)
+		upTo = page.Number(format.Num(r.Level), r.Level)
 	}
 	end := page.Text("none")
 	if !math.IsNaN(r.End) {
-		end = page.Number(num(r.End), r.End)
+		end = page.Number(format.Num(r.End), r.End)
 	}
 	return []page.Cell{page.Text(name), upTo, numCell(r.Theta, 0), end, v}
 }
@@ -294,8 +295,8 @@ func crossBlocks(res variability.Result, model, src string) []page.Block {
 			if !math.IsNaN(r.MaxDiff) {
 				diff = page.Number(fmt.Sprintf("%.2f", r.MaxDiff/1000), r.MaxDiff)
 			}
-			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(groupName(g.Instances)), page.Number(num(r.Level), r.Level),
-				page.Number(plural(r.Instances, "instance"), float64(r.Instances)), diff, page.Text(between), v})
+			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(groupName(g.Instances)), page.Number(format.Num(r.Level), r.Level),
+				page.Number(format.Plural(r.Instances, "instance"), float64(r.Instances)), diff, page.Text(between), v})
 			s.Points = append(s.Points, chart.Point{X: r.Level, Y: chart.Num(r.MaxDiff / 1000)})
 		}
 		series = append(series, s)
@@ -303,9 +304,9 @@ func crossBlocks(res variability.Result, model, src string) []page.Block {
 	if len(series) == 0 {
 		return nil
 	}
-	return []page.Block{{Table: tbl}, {Chart: &chart.Chart{ID: "variability-cross-diff", Title: "Instances created equal: max |Δtau| against " + loadAxis(model).Label,
+	return []page.Block{{Table: tbl}, {Chart: &chart.Chart{ID: "variability-cross-diff", Title: "Instances created equal: max |Δtau| against " + format.LoadAxis(model).Label,
 		Source: src + "; the line is the cross_diff threshold of verdict (b)",
-		Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "max |Δtau|", Unit: "ms", Min: chart.At(0)}, Series: series,
+		Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "max |Δtau|", Unit: "ms", Min: chart.At(0)}, Series: series,
 			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.CrossDiff) / 1000, Label: "cross_diff " + cfg.CrossDiff.String()}}}}}}
 }
 
@@ -318,7 +319,7 @@ func policyBlocks(res variability.Result, model, src string) []page.Block {
 		Columns: []page.Column{{Title: "reset policy"}, {Title: "instances"}, loadColumn(model), {Title: "mean tau_se (ms)", Unit: "µs"}, {Title: "largest tau_se (ms)", Unit: "µs"}}}
 	rng := &page.Table{ID: "variability-policy-range", Title: "Reset policies compared: valid modelling range",
 		Source:  src + "; each policy's instances are judged as one group, with (a) and (b)",
-		Columns: []page.Column{{Title: "reset policy"}, {Title: "valid up to (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "theta there (%)", Unit: "%"}, {Title: "ends at (" + loadUnit(model) + ")", Unit: loadUnit(model)}, {Title: "verdict"}}}
+		Columns: []page.Column{{Title: "reset policy"}, {Title: "valid up to (" + format.LoadUnit(model) + ")", Unit: format.LoadUnit(model)}, {Title: "theta there (%)", Unit: "%"}, {Title: "ends at (" + format.LoadUnit(model) + ")", Unit: format.LoadUnit(model)}, {Title: "verdict"}}}
 	var series []chart.Series
 	for _, p := range res.Policies {
 		s := chart.Series{Name: p.Policy}
@@ -331,15 +332,15 @@ func policyBlocks(res variability.Result, model, src string) []page.Block {
 					most.Mark = "fail"
 				}
 			}
-			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(p.Policy), page.Text(groupName(p.Instances)), page.Number(num(r.Level), r.Level), mean, most})
+			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(p.Policy), page.Text(groupName(p.Instances)), page.Number(format.Num(r.Level), r.Level), mean, most})
 			s.Points = append(s.Points, chart.Point{X: r.Level, Y: chart.Num(r.TauSE / 1000)})
 		}
 		series = append(series, s)
 		rng.Rows = append(rng.Rows, rangeRow(p.Policy, p.Range))
 	}
-	return []page.Block{{Table: tbl}, {Table: rng}, {Chart: &chart.Chart{ID: "variability-policy-tau-se", Title: "Reset policies compared: mean tau_se against " + loadAxis(model).Label,
+	return []page.Block{{Table: tbl}, {Table: rng}, {Chart: &chart.Chart{ID: "variability-policy-tau-se", Title: "Reset policies compared: mean tau_se against " + format.LoadAxis(model).Label,
 		Source: src + "; the line is the repeat_se threshold",
-		Line: &chart.Line{X: loadAxis(model), Y: chart.Axis{Label: "mean tau_se", Unit: "ms", Min: chart.At(0)}, Series: series,
+		Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "mean tau_se", Unit: "ms", Min: chart.At(0)}, Series: series,
 			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}}}
 }
 

@@ -61,7 +61,7 @@ func treatmentSection(t *ab.Treatment, named bool) page.Section {
 		sum = append(sum, fmt.Sprintf("At the highest load (%s, repetition %d): %s.", levelText(t, top.Run.Level), top.Run.Repetition, top.Result.Finding))
 	}
 	if t.Intervention != nil {
-		sum = append(sum, capitalize(t.Intervention.Finding)+".")
+		sum = append(sum, format.Capitalize(t.Intervention.Finding)+".")
 	}
 	sec.Summary = strings.Join(sum, " ")
 	src := fmt.Sprintf("from the monitor's samples inside each completed run's measured window, in %v intervals; saturated = utilisation above %s%%", cfg.Lambda, format.Exact(cfg.Alpha))
@@ -85,7 +85,7 @@ func treatmentSection(t *ab.Treatment, named bool) page.Section {
 	if t.Intervention != nil {
 		sec.Blocks = append(sec.Blocks, page.Block{Table: stepsTable(t, id)}, page.Block{Table: rankedTable(t, id)})
 	} else if t.InterventionNote != "" {
-		sec.Blocks = append(sec.Blocks, note("info", capitalize(t.InterventionNote)+"."))
+		sec.Blocks = append(sec.Blocks, note("info", format.Capitalize(t.InterventionNote)+"."))
 	}
 	notes := append([]string(nil), t.Notes...)
 	for _, r := range t.Runs {
@@ -95,7 +95,7 @@ func treatmentSection(t *ab.Treatment, named bool) page.Section {
 	}
 	notes = append(notes, distinctNotes(t)...)
 	for _, n := range notes {
-		sec.Blocks = append(sec.Blocks, note("info", capitalize(n)+"."))
+		sec.Blocks = append(sec.Blocks, note("info", format.Capitalize(n)+"."))
 	}
 	return sec
 }
@@ -136,7 +136,7 @@ func runsTable(t *ab.Treatment, id, src string) *page.Table {
 				cs = append(cs, string(b.Class))
 				ids = append(ids, strings.Join(b.Resources, " + "))
 			}
-			class, primary = strings.Join(dedupe(cs), ", "), strings.Join(ids, "; ")
+			class, primary = strings.Join(format.Distinct(cs), ", "), strings.Join(ids, "; ")
 			fb = page.Number(fmt.Sprintf("%.2f", ps[0].F), ps[0].F)
 		}
 		c := page.Text(class)
@@ -467,23 +467,4 @@ func countCells(cm ab.ConfigMap) int {
 
 func note(level, text string) page.Block {
 	return page.Block{Note: &page.Note{Level: level, Text: text}}
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-func dedupe(xs []string) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }

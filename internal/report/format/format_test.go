@@ -3,6 +3,7 @@ package format
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
@@ -119,6 +120,22 @@ func TestID(t *testing.T) {
 	} {
 		if got := ID(c.name); got != c.want {
 			t.Errorf("ID(%q) = %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSentences(t *testing.T) {
+	for _, c := range []struct{ got, want string }{
+		{Capitalize("cpu saturates first"), "Cpu saturates first"},
+		{Capitalize("Δtau stays small"), "Δtau stays small"}, // the first letter whole, not its first byte
+		{Capitalize(""), ""},
+		{Sentence("  no knee "), "no knee."},
+		{Sentence("no knee."), "no knee."},
+		{Sentence(" "), ""},
+		{strings.Join(Distinct([]string{"b", "a", "b", "c", "a"}), ","), "b,a,c"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
 		}
 	}
 }

@@ -336,7 +336,7 @@ func costSection(a *assess.Assessment) (page.Section, bool) {
 		sentences = append(sentences, c.A+": "+SavingsSentence(c))
 		sources = append(sources, c.Prices)
 	}
-	src := "throughputs are each treatment's best level mean; option B assumes throughput linear in nodes and takes the largest cluster below option A's throughput; prices: " + strings.Join(unique(sources), " | ")
+	src := "throughputs are each treatment's best level mean; option B assumes throughput linear in nodes and takes the largest cluster below option A's throughput; prices: " + strings.Join(format.Distinct(sources), " | ")
 	return page.Section{ID: "slp-cost", Title: "Cost: provision more vs scale out",
 		Summary: strings.Join(sentences, ". ") + ".",
 		Blocks: []page.Block{
@@ -360,18 +360,6 @@ type costOption struct {
 
 func optionOf(o cost.Option) costOption {
 	return costOption{Nodes: o.Nodes, IOPS: o.IOPS, MonthlyCost: o.MonthlyCost, Throughput: o.Throughput, PerReqPerS: o.PerReqPerS}
-}
-
-func unique(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 func fitSection(a *assess.Assessment) (page.Section, bool) {

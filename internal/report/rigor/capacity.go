@@ -118,7 +118,7 @@ func curveSummary(tc capacity.TreatmentCurve) string {
 	}
 	text := strings.Join(parts, "; ")
 	if tc.Treatment.Name != "" {
-		return sentence(tc.Treatment.Name + ": " + text)
+		return format.Sentence(tc.Treatment.Name + ": " + text)
 	}
 	return capital(text)
 }
@@ -255,7 +255,7 @@ func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 			Line:   &chart.Line{X: format.LoadAxis(tc.Curve.Model), Y: chart.Axis{Label: "CPU utilisation", Unit: "%", Min: chart.At(0), Max: chart.At(100)}, Series: cpu, Rules: rules}}})
 	}
 	if c.Knee != nil {
-		blocks = append(blocks, note("info", sentence(fmt.Sprintf("Knee%s, %s method: %s", title, c.Knee.Method, c.Knee.Reason))))
+		blocks = append(blocks, note("info", format.Sentence(fmt.Sprintf("Knee%s, %s method: %s", title, c.Knee.Method, c.Knee.Reason))))
 	}
 	prefix := ""
 	if tc.Treatment.Name != "" {
@@ -269,7 +269,7 @@ func curveBlocks(i int, tc capacity.TreatmentCurve) []page.Block {
 		if prefix == "" {
 			blocks = append(blocks, note(level, capital(n)))
 		} else {
-			blocks = append(blocks, note(level, sentence(prefix+n)))
+			blocks = append(blocks, note(level, format.Sentence(prefix+n)))
 		}
 	}
 	return blocks

@@ -3,7 +3,6 @@ package rigor
 import (
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
@@ -66,36 +65,8 @@ func note(level, text string) page.Block {
 	return page.Block{Note: &page.Note{Level: level, Text: text}}
 }
 
-// sentence ends s with a full stop.
-func sentence(s string) string {
-	s = strings.TrimSpace(s)
-	if s == "" || strings.HasSuffix(s, ".") {
-		return s
-	}
-	return s + "."
-}
-
 // capital makes a sentence of s: first letter upper case, full stop.
-func capital(s string) string {
-	s = sentence(s)
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
-// dedupe keeps the first of equal strings, in order.
-func dedupe(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	return out
-}
+func capital(s string) string { return format.Capitalize(format.Sentence(s)) }
 
 // us converts a duration to microseconds.
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -129,7 +129,7 @@ func ProbeSections(r *results.Results) ([]page.Section, error) {
 	var parts []string
 	for _, pr := range prs {
 		if pr.treatment != "" {
-			parts = append(parts, sentence(pr.treatment+": "+probeText(pr)))
+			parts = append(parts, format.Sentence(pr.treatment+": "+probeText(pr)))
 		} else {
 			parts = append(parts, capital(probeText(pr)))
 		}

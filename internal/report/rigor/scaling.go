@@ -101,7 +101,7 @@ func scalingSummary(res scaling.Result, unit string) string {
 		}
 		parts = append(parts, s)
 	}
-	return sentence(strings.Join(parts, "; "))
+	return format.Sentence(strings.Join(parts, "; "))
 }
 
 func num2(v float64) string {
@@ -146,7 +146,7 @@ func scalingBlocks(id, what string, cmp *scaling.Comparison, src, unit string) [
 		blocks = append(blocks, note("info", fmt.Sprintf("Linearity (%s): throughput = %s + %s × capacity units, Pearson r = %s (r² = %s).",
 			what, format.Num(f.Intercept), format.Num(f.Slope), num2(f.R), num2(f.R2))))
 	}
-	for _, n := range dedupe(notes) {
+	for _, n := range format.Distinct(notes) {
 		blocks = append(blocks, note("info", capital(n)))
 	}
 	return blocks

@@ -112,14 +112,14 @@ func variabilitySummary(res variability.Result) string {
 		if g.Range.Reason != "" && g.Range.Valid {
 			s += "; the range ends " + g.Range.Reason
 		}
-		parts = append(parts, sentence(s))
+		parts = append(parts, format.Sentence(s))
 	}
 	for _, x := range res.Instances {
 		s := "(a) " + repeatText(x, res.Config)
 		if x.Name != "" {
 			s = "(a) " + x.Name + ": " + repeatText(x, res.Config)
 		}
-		parts = append(parts, sentence(s))
+		parts = append(parts, format.Sentence(s))
 	}
 	if len(res.Groups) == 1 && res.Groups[0].Instances[0] == "" {
 		return capital(strings.Join(parts, " "))
@@ -188,15 +188,7 @@ func variabilityBlocks(res variability.Result) []page.Block {
 			if r.Tau.N >= 2 {
 				tauSE = page.Number(fmt.Sprintf("%.2f", r.Tau.SE/1000), r.Tau.SE)
 			}
-			verdict := verdictCell(r.Repeatable.String(), "")
-			switch r.Repeatable {
-			case variability.Pass:
-				verdict.Mark = "pass"
-			case variability.Fail:
-				verdict.Mark = "fail"
-			default:
-				verdict.Mark = "warn"
-			}
+			verdict := verdictOf(r.Repeatable)
 			row = append(row, page.Number(format.Num(r.Level), r.Level), intCell(int64(r.Reps)), seCell(r.Tau, 2, 1000), tauSE, verdict, seCell(r.Theta, 1, 1))
 			if withMu {
 				row = append(row, seCell(r.Mu, 2, 1000))
@@ -241,18 +233,18 @@ func variabilityBlocks(res variability.Result) []page.Block {
 	if len(res.Policies) > 0 {
 		blocks = append(blocks, policyBlocks(res, model, src)...)
 	}
-	for _, n := range dedupe(notes) {
+	for _, n := range format.Distinct(notes) {
 		blocks = append(blocks, note("info", n))
 	}
 	return blocks
 }
 
 func rangeRow(name string, r variability.Range) []page.Cell {
-	v := verdictCell(sentence(r.Statement), "pass")
+	v := verdictCell(format.Sentence(r.Statement), "pass")
 	if !r.Valid {
 		v.Mark = "fail"
 	} else if r.Reason != "" {
-		v.Text = sentence(r.Statement + "; it ends " + r.Reason)
+		v.Text = format.Sentence(r.Statement + "; it ends " + r.Reason)
 	}
 	upTo := page.Text("–")
 	if r.Valid {
@@ -280,13 +272,7 @@ func crossBlocks(res variability.Result, model, src string) []page.Block {
 		}
 		s := chart.Series{Name: groupName(g.Instances)}
 		for _, r := range g.Cross {
-			v := verdictCell(r.Verdict.String(), "warn")
-			switch r.Verdict {
-			case variability.Pass:
-				v.Mark = "pass"
-			case variability.Fail:
-				v.Mark = "fail"
-			}
+			v := verdictOf(r.Verdict)
 			between := "–"
 			if !math.IsNaN(r.MaxDiff) {
 				between = label(r.Pair[0]) + " − " + label(r.Pair[1])
@@ -348,7 +334,7 @@ func prefixed(name, text string) string {
 	if name == "" {
 		return capital(text)
 	}
-	return sentence(name + ": " + text)
+	return format.Sentence(name + ": " + text)
 }
 
 func orText(xs []string, none string) string {
@@ -359,4 +345,17 @@ func orText(xs []string, none string) string {
 		return "host " + xs[0]
 	}
 	return "hosts " + strings.Join(xs, ", ") + " (each instance its own)"
+}
+
+// verdictOf is a check's verdict as a cell, marked pass, fail, or warn
+// when it could not be decided.
+func verdictOf(v variability.Verdict) page.Cell {
+	mark := "warn"
+	switch v {
+	case variability.Pass:
+		mark = "pass"
+	case variability.Fail:
+		mark = "fail"
+	}
+	return verdictCell(v.String(), mark)
 }

@@ -1,0 +1,212 @@
+package campaign
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/analysis/bottleneck"
+	"github.com/headroom-dev/headroom/internal/analysis/esl"
+	"github.com/headroom-dev/headroom/internal/analysis/pressure"
+	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results"
+)
+
+// The designed cause: PostgreSQL on a lab host with too little memory for
+// its table reads from a 200-IOPS volume; halfway through the measured
+// phase a set_volume event raises the volume to 400 IOPS while 300 reads/s
+// keep arriving. Before the event the volume serves about 200 reads/s, at
+// its limit; after it, about 300, three quarters of the new limit. The
+// results record the limit change at its moment, and both the bottleneck
+// analysis (utilisation against the IOPS limit in force) and the pressure
+// analysis (SLP = observed / ESL in force) judge each second by the limit
+// of that second, which the test checks against the raw volume counters.
+// (The two analyses count a volume's operations differently today, the
+// busier direction against reads + writes; each is checked by its own
+// definition.)
+func TestSetVolumeMidRunChangesTheLimitTheAnalysesUse(t *testing.T) {
+	needLab(t, "postgres", "postgresql")
+	dir := searchableDir(t)
+	s := parse(t, dir, `
+name: lab-set-volume
+lab:
+  name: t-camp-setvol
+  hosts:
+    - {name: db1, type: small, memory_mib: 96, volumes: [{name: data, type: piops, size_gib: 20, iops: 200}]}
+target: {type: postgres, managed: {host: db1, settings: {shared_buffers: 16MB}}}
+workload: {ycsb: c, record_count: 100000, request_distribution: uniform}
+load: {model: open, arrival: constant, rates: [300], max_in_flight: 128}
+phases: {warmup: 3s, measure: 10s}
+events:
+  - {at: 5s, action: set_volume, host: db1, iops: 400}
+monitor: {disks: [], interfaces: []}
+output: out
+`)
+	out, err := Start(context.Background(), s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, out)
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := r.CompletedRuns("")
+	if len(runs) != 1 {
+		t.Fatalf("completed runs: %+v", runs)
+	}
+	run := runs[0]
+	ms := run.Summary.MeasureStart
+
+	// The limit series: up at 200, 400 from the event, 200 again after the run.
+	var changedAt time.Time
+	for _, h := range r.HostLimitSeries("db1") {
+		if v, _ := h.Volume("data"); h.Cause == "set_volume" && v.IOPS == 400 {
+			changedAt = h.From
+		}
+	}
+	if changedAt.IsZero() || changedAt.Before(ms.Add(4*time.Second)) || changedAt.After(ms.Add(7*time.Second)) {
+		t.Fatalf("no set_volume limit change about 5 s into the measured phase (starts %v): %+v", ms, r.HostLimitSeries("db1"))
+	}
+	if h, ok := r.HostLimits("db1", run.Summary.MeasureEnd.Add(time.Minute)); !ok || iopsOf(h) != 200 {
+		t.Errorf("after the run the volume should be back at 200 IOPS: %+v", h)
+	}
+	// Seconds wholly before the event, and from one second after it (the
+	// page cache and queue settle) to the end.
+	before := func(start time.Time, period time.Duration) bool {
+		return !start.Before(ms.Add(time.Second)) && !start.Add(period).After(changedAt)
+	}
+	after := func(start time.Time, period time.Duration) bool {
+		return !start.Before(changedAt.Add(time.Second)) && !start.Add(period).After(run.Summary.MeasureEnd)
+	}
+
+	// The volume's own counters, second by second: what each analysis
+	// judges, computed here from the raw samples.
+	raw, err := r.Samples(results.SampleFilter{RunID: run.ID, Host: "db1", Resource: monitor.ResourceVolumePrefix + "data"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opsAt := func(at time.Time) (reads, writes float64, ok bool) {
+		var got int
+		for _, x := range raw {
+			if at.Before(x.Start) || !at.Before(x.Start.Add(x.Period)) {
+				continue
+			}
+			switch x.Metric {
+			case monitor.DiskReadOps:
+				reads, got = x.Value, got+1
+			case monitor.DiskWriteOps:
+				writes, got = x.Value, got+1
+			}
+		}
+		return reads, writes, got == 2
+	}
+	limitAt := func(at time.Time) float64 {
+		h, _ := r.HostLimits("db1", at)
+		return iopsOf(h)
+	}
+	var rb, ra []float64 // reads per second before and after
+	for _, x := range raw {
+		if x.Metric != monitor.DiskReadOps {
+			continue
+		}
+		if before(x.Start, x.Period) {
+			rb = append(rb, x.Value)
+		} else if after(x.Start, x.Period) {
+			ra = append(ra, x.Value)
+		}
+	}
+	mb, ma := mean(rb), mean(ra)
+	t.Logf("volume reads: %.0f/s over %d s before the event, %.0f/s over %d s after", mb, len(rb), ma, len(ra))
+	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 215 || ma < 225 || ma > 330 {
+		t.Fatalf("the designed cause did not happen: reads %.0f/s before (want about 200, the limit) and %.0f/s after (want about 300, the offered rate)", mb, ma)
+	}
+
+	// Bottleneck: a lab volume's read and write limits are enforced
+	// separately, so its utilisation is the busier direction against the
+	// limit in force (internal/analysis/bottleneck, IOPSPerDirection).
+	series, _, _, err := bottleneck.RunSeries(r, run, bottleneck.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var util []bottleneck.Point
+	for _, x := range series {
+		if x.Resource == "db1/volume:data#iops" {
+			util = x.Points
+		}
+	}
+	if len(util) == 0 {
+		t.Fatalf("no IOPS utilisation of db1's volume among %d series", len(series))
+	}
+	checked := map[string]int{}
+	for _, p := range util {
+		mid := p.Start.Add(p.Period / 2)
+		rd, wr, ok := opsAt(mid)
+		if !ok || !(before(p.Start, p.Period) || after(p.Start, p.Period)) {
+			continue
+		}
+		want := 100 * math.Max(rd, wr) / limitAt(mid)
+		if math.Abs(p.Util-want) > 3 {
+			t.Errorf("bottleneck utilisation at %v = %.1f%%; reads %.0f, writes %.0f against the %.0f IOPS in force give %.1f%%", mid, p.Util, rd, wr, limitAt(mid), want)
+		}
+		checked["bottleneck "+phaseOf(after(p.Start, p.Period))]++
+	}
+
+	// Pressure: SLP = observed ops (reads + writes) / the ESL of the
+	// volume's limits in force (seed-digest §4, single-valued ESL).
+	a, err := pressure.FromResults(r, pressure.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, tr := range a.Treatments {
+		for _, sub := range tr.Subjects {
+			if sub.Host != "db1" || sub.Resource != monitor.ResourceVolumePrefix+"data" || sub.Quality != esl.OpsPerS {
+				continue
+			}
+			found = true
+			for _, p := range sub.Series {
+				mid := p.Start.Add(p.Period / 2)
+				rd, wr, ok := opsAt(mid)
+				if !ok || !(before(p.Start, p.Period) || after(p.Start, p.Period)) {
+					continue
+				}
+				want := 100 * (rd + wr) / limitAt(mid)
+				if math.Abs(p.Value-want) > 3 {
+					t.Errorf("SLP at %v = %.1f%%; reads %.0f + writes %.0f against the %.0f IOPS in force give %.1f%%", mid, p.Value, rd, wr, limitAt(mid), want)
+				}
+				checked["pressure "+phaseOf(after(p.Start, p.Period))]++
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no ops/s pressure of db1's volume; notes %v", a.Notes)
+	}
+	t.Logf("seconds checked: %v", checked)
+	for _, k := range []string{"bottleneck before", "bottleneck after", "pressure before", "pressure after"} {
+		if checked[k] < 2 {
+			t.Errorf("only %d seconds checked for %s the event", checked[k], k)
+		}
+	}
+}
+
+func phaseOf(after bool) string {
+	if after {
+		return "after"
+	}
+	return "before"
+}
+
+func mean(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(max(len(xs), 1))
+}
+
+func iopsOf(h results.HostLimits) float64 {
+	v, _ := h.Volume("data")
+	return v.IOPS
+}

@@ -12,10 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/report"
+	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
@@ -111,6 +113,9 @@ finishes the campaign later without repeating completed runs.`,
 				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d of %d runs completed and stored in %s; continue with: headroom run --resume %s", out.Completed, out.Runs, out.Dir, out.Dir)}
 			}
 			if out.StorePath != "" {
+				if kerr := keepModelFiles(out.StorePath); kerr != nil && err == nil {
+					err = fmt.Errorf("keeping the ESL model files in the results: %w", kerr)
+				}
 				if rerr := printSummary(c.OutOrStdout(), out.StorePath, out.Spec); rerr != nil && err == nil {
 					err = rerr
 				}
@@ -129,4 +134,34 @@ finishes the campaign later without repeating completed runs.`,
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html and report.json at the end (headroom report writes them later)")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	return cmd
+}
+
+// keepModelFiles stores the ESL model files the campaign's analysis.esl.models
+// name in its results while the files are at hand, so that later reports
+// and assessments work without them (docs/esl.md). The run writes its own
+// results; reports never write. A file that cannot be read is left for the
+// report to warn about.
+func keepModelFiles(path string) error {
+	r, err := results.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	named := false
+	for _, t := range r.Treatments() {
+		named = named || len(t.Analysis.ESL.Models) > 0
+	}
+	if !named {
+		return nil
+	}
+	in, _, err := assess.Gather(r, assess.Options{})
+	if err != nil {
+		return nil
+	}
+	for _, m := range in.FromFiles {
+		if err := r.Store().PutESLModel(m); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -119,6 +119,10 @@ type treatmentRun struct {
 	slotBase int               // added to plan slots in the store (spec.SlotsPerTreatment apart)
 	planned  time.Duration     // left to run in earlier treatments' plans (progress)
 	total    time.Duration     // left to run in the whole campaign (progress)
+	// runsBefore are the campaign's runs in blocks before this one and
+	// runsAll all of its runs, so that progress counts runs across the
+	// campaign (runsAll 0: the plan is the campaign).
+	runsBefore, runsAll int
 }
 
 // execute runs every treatment of the campaign in its blocks' order (or
@@ -150,6 +154,10 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 		}
 		total += left[k]
 	}
+	runsAll := 0
+	for _, b := range blocks {
+		runsAll += len(b.Runs)
+	}
 	out := Outcome{Dir: dir, StorePath: st.Path(), Spec: s}
 	if err := recordAllTreatments(st, s); err != nil {
 		return out, err
@@ -164,7 +172,8 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 			out.Completed += len(b.Runs)
 			continue
 		}
-		tr := treatmentRun{name: t.Name, index: b.Treatment, set: settingsOf(t), slotBase: b.Treatment * spec.SlotsPerTreatment, planned: before, total: total}
+		tr := treatmentRun{name: t.Name, index: b.Treatment, set: settingsOf(t), slotBase: b.Treatment * spec.SlotsPerTreatment, planned: before, total: total,
+			runsBefore: out.Runs, runsAll: runsAll}
 		before += left[k]
 		o, err := executeTreatment(ctx, b.Spec, tr, st, dir, opt)
 		out.Runs += o.Runs

@@ -151,7 +151,7 @@ func (ex *executor) update(p spec.PlannedRun, phase string, t load.Tick, live lo
 
 func (ex *executor) state(p spec.PlannedRun, phase string, t load.Tick, live load.Totals) progress.State {
 	s := progress.State{
-		Run: p.Seq + 1, Runs: len(ex.plan), LevelIndex: p.LevelIndex + 1, Levels: len(ex.levels),
+		Run: ex.runNumber(p), Runs: max(ex.tr.runsAll, len(ex.plan)), LevelIndex: p.LevelIndex + 1, Levels: len(ex.levels),
 		Level: ex.levelLabel(p.Level), Repetition: p.Repetition, Reps: ex.s.Repetitions, Phase: phase,
 		Done: ex.done + t.Start + t.Duration, Total: ex.total,
 		Late: live.Late, Dropped: live.Dropped, Errs: live.Errors,
@@ -170,6 +170,17 @@ func (ex *executor) state(p spec.PlannedRun, phase string, t load.Tick, live loa
 		s.P99 = time.Duration(agg.ValueAtQuantile(99)) * time.Microsecond
 	}
 	return s
+}
+
+// runNumber is p's 1-based position in the campaign's execution order: in
+// its block's plan, after the runs of earlier blocks.
+func (ex *executor) runNumber(p spec.PlannedRun) int {
+	for i, q := range ex.plan {
+		if q.Slot == p.Slot {
+			return ex.tr.runsBefore + i + 1
+		}
+	}
+	return ex.tr.runsBefore + p.Seq + 1
 }
 
 // runOne executes one planned run and records it; it returns the run's status.

@@ -1,36 +1,17 @@
-package results
+package results_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
-)
 
-// openCopy opens a copy of a committed test store, so that nothing a test
-// does can change the committed file.
-func openCopy(t *testing.T, name string) *Results {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "v1", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
+	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
+)
 
 // The stores under testdata/v1 were written by Headroom before the fact
 // tables existed (schema 1, commit ca9e32d), from the specs beside them.
 func TestV1TreatmentsFromSpecText(t *testing.T) {
-	r := openCopy(t, "treatments.db")
+	r := resultstest.OpenV1(t, "treatments.db")
 	if legacy, note := r.Legacy(); !legacy || note != "" {
 		t.Fatalf("Legacy() = %v, %q; want a legacy store read without notes", legacy, note)
 	}
@@ -76,7 +57,7 @@ func TestV1TreatmentsFromSpecText(t *testing.T) {
 }
 
 func TestV1ClosedLoop(t *testing.T) {
-	r := openCopy(t, "closed.db")
+	r := resultstest.OpenV1(t, "closed.db")
 	ts := r.Treatments()
 	if len(ts) != 1 || ts[0].Name != "" {
 		t.Fatalf("treatments = %+v; want one unnamed", ts)
@@ -95,12 +76,12 @@ func TestV1ClosedLoop(t *testing.T) {
 // the events must have the change at the event's time and the defined
 // limit back after the run's undo.
 func TestV1HostLimitsFollowEvents(t *testing.T) {
-	r := openCopy(t, "lab.db")
+	r := resultstest.OpenV1(t, "lab.db")
 	series := r.HostLimitSeries("db1")
 	if len(series) != 3 {
 		t.Fatalf("db1 series = %+v; want up, set_volume, undo", series)
 	}
-	iops := func(h HostLimits) float64 { v, _ := h.Volume("data"); return v.IOPS }
+	iops := func(h results.HostLimits) float64 { v, _ := h.Volume("data"); return v.IOPS }
 	if series[0].Cause != "up" || iops(series[0]) != 200 || series[0].Type != "small" || series[0].VCPUs != 0.5 {
 		t.Errorf("first entry = %+v", series[0])
 	}
@@ -150,11 +131,11 @@ func TestReadShareCountsReadModifyWriteAsAReadAndAWrite(t *testing.T) {
 		// 0.5 reads + 0.5 x (1 read + 1 write): 1 read of 1.5 operations.
 		{map[string]float64{"read": 0.5, "read_modify_write": 0.5}, 1 / 1.5},
 	} {
-		if got, ok := (Workload{Mix: c.mix}).ReadShare(); !ok || got != c.want {
+		if got, ok := (results.Workload{Mix: c.mix}).ReadShare(); !ok || got != c.want {
 			t.Errorf("ReadShare(%v) = %v, %v; want %v", c.mix, got, ok, c.want)
 		}
 	}
-	if _, ok := (Workload{}).ReadShare(); ok {
+	if _, ok := (results.Workload{}).ReadShare(); ok {
 		t.Error("an unknown mix has no read share")
 	}
 }

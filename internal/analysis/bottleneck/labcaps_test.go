@@ -1,9 +1,7 @@
 package bottleneck
 
 import (
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +10,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/bottleneck/bottlenecktest"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -237,13 +236,7 @@ func TestLimitChangeMidRun(t *testing.T) {
 // still analyses: its set_volume event raised db1's volume from 200 to
 // 400 IOPS 2 s into the measured phase, and the run's capacities follow.
 func TestV1LabStore(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lab.db")
-	copyFile(t, filepath.Join("..", "..", "results", "testdata", "v1", "lab.db"), path)
-	r, err := results.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := resultstest.OpenV1(t, "lab.db")
 	a, err := FromResults(r)
 	if err != nil {
 		t.Fatal(err)
@@ -292,24 +285,5 @@ func TestV1LabStore(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("no link utilisation in %+v", ra.Result.Resources)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -1,39 +1,19 @@
 package capacity
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 )
-
-// openV1 opens a copy of a committed schema-1 store of internal/results.
-func openV1(t *testing.T, name string) *results.Results {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "v1", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
 
 // The v1 treatments store: small and big, 2 levels x 2 repetitions each,
 // SLO p95 of read within 5 ms, big setting 8 ms. Each curve comes in
 // campaign order with its own treatment's SLO.
 func TestFromResultsTreatmentSLOs(t *testing.T) {
-	cc, err := FromResults(openV1(t, "treatments.db"), Config{})
+	cc, err := FromResults(resultstest.OpenV1(t, "treatments.db"), Config{})
 	if err != nil || cc.Problem != nil {
 		t.Fatal(err, cc.Problem)
 	}

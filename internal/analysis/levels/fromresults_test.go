@@ -1,39 +1,20 @@
 package levels
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
-// openV1 opens a copy of the two-treatment store Headroom wrote before the
-// fact tables (internal/results/testdata/v1/treatments.db): treatments
-// small and big at 500 and 2000 req/s, 2 repetitions each, in randomized
-// order; SLO p95 of reads within 5 ms, 8 ms in big.
-func openV1(t *testing.T) *results.Results {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "v1", "treatments.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "results.db")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r
-}
-
+// The two-treatment store Headroom wrote before the fact tables
+// (internal/results/testdata/v1/treatments.db): treatments small and big
+// at 500 and 2000 req/s, 2 repetitions each, in randomized order; SLO p95
+// of reads within 5 ms, 8 ms in big.
 func TestFromResultsOneTreatment(t *testing.T) {
-	r := openV1(t)
+	r := resultstest.OpenV1(t, "treatments.db")
 	for _, c := range []struct {
 		name      string
 		threshold time.Duration
@@ -78,7 +59,7 @@ func TestFromResultsOneTreatment(t *testing.T) {
 // completed run; the interrupted run counts as incomplete of its treatment
 // only.
 func TestFromResultsLastCompletedPerSlot(t *testing.T) {
-	r := openV1(t)
+	r := resultstest.OpenV1(t, "treatments.db")
 	st := r.Store()
 	first := r.CompletedRuns("small")[0] // slot 0: level 0, repetition 1
 	id, err := st.StartRun(store.Run{Seq: 9, Slot: first.Slot, Treatment: "small", Model: "open", LevelIndex: first.LevelIndex,

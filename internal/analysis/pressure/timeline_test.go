@@ -1,9 +1,7 @@
 package pressure
 
 import (
-	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/pressure/pressuretest"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -156,9 +155,7 @@ func TestPressureFollowsTheLimitsInForce(t *testing.T) {
 // the cache (0 ops/s), so the pressure is checked on the same intervals
 // with a load of 100 reads/s put in: 50% before, 25% after.
 func TestPressureOnV1LabStoreSeesTheLimitChange(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "lab.db")
-	copyFile(t, "../../results/testdata/v1/lab.db", path)
-	r := openResults(t, path)
+	r := resultstest.OpenV1(t, "lab.db")
 	evs, err := r.Events(-1)
 	if err != nil {
 		t.Fatal(err)
@@ -215,24 +212,5 @@ func TestPressureOnV1LabStoreSeesTheLimitChange(t *testing.T) {
 	}
 	if after == 0 || after == len(op.Series) || !math.IsNaN(op.ESLMean) || !strings.Contains(op.ESL, "200 ops/s") || !strings.Contains(op.ESL, "then 400 ops/s") {
 		t.Errorf("%d of %d points after the change at %s; ESL %v %q", after, len(op.Series), change, op.ESLMean, op.ESL)
-	}
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	in, err := os.Open(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
 	}
 }

@@ -3,13 +3,13 @@ package scaling
 import (
 	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -17,19 +17,7 @@ import (
 // ($0.09/h, 0.5 vCPU) with a 100 GiB piops volume at 200 IOPS priced
 // 100 × 0.125 + 200 × 0.065 = $25.5 per month.
 func TestTreatmentDeploymentV1Lab(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "v1", "lab.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "lab.db")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := resultstest.OpenV1(t, "lab.db")
 	tr := r.Treatments()[0]
 	d, ok := TreatmentDeployment(r, tr)
 	want := Deployment{Lab: "v1-lab", Hosts: []string{"db1"}, Types: "small", Servers: 1, VCPUs: 0.5}

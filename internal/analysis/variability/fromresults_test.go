@@ -1,14 +1,13 @@
 package variability
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 )
 
 // The campaign's settings become the analysis's configuration: thresholds
@@ -59,20 +58,7 @@ func TestConfigOf(t *testing.T) {
 // repetitions): one instance per treatment, each its own group, with the
 // default thresholds.
 func TestFromResultsV1(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "v1", "treatments.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "treatments.db")
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	s, err := FromResults(r)
+	s, err := FromResults(resultstest.OpenV1(t, "treatments.db"))
 	if err != nil || s == nil || s.Problem != nil {
 		t.Fatalf("study %+v, %v", s, err)
 	}

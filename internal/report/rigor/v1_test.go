@@ -3,41 +3,21 @@ package rigor
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 )
-
-// openV1 opens a copy of a committed schema-1 store of internal/results
-// (written before the fact tables), so nothing here changes the committed
-// file; it also returns the copy's path.
-func openV1(t *testing.T, name string) (*results.Results, string) {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "v1", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	return r, p
-}
 
 // The v1 treatments store (sqlite, treatments small and big, SLO p95 of
 // read within 5 ms, big setting 8 ms) still gives one curve per treatment,
 // each judged by its own treatment's SLO, and the variation verdicts;
 // building the sections leaves the file as it was.
 func TestV1StoreSections(t *testing.T) {
-	r, path := openV1(t, "treatments.db")
+	r := resultstest.OpenV1(t, "treatments.db")
+	path := r.Path()
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -6,10 +6,8 @@ import (
 	"time"
 )
 
-const eslBase = "name: t\ntarget: {type: noop}\nworkload: {ycsb: a}\nload: {model: open, rates: [10]}\n"
-
 func TestESLAnalysisDecodes(t *testing.T) {
-	s, err := Parse("t.yaml", []byte(eslBase+`analysis:
+	s, err := Parse("t.yaml", []byte(smallSpec+`analysis:
   esl:
     thresholds: [80, 99]
     op_size: observed
@@ -36,7 +34,7 @@ func TestESLAnalysisDecodes(t *testing.T) {
 }
 
 func TestESLAnalysisErrors(t *testing.T) {
-	lines := parseErrors(t, eslBase+`analysis:
+	lines := parseErrors(t, smallSpec+`analysis:
   esl:
     thresholds: [0, 95]
     op_size: biggest

@@ -153,20 +153,13 @@ func TestBlocksRandomizedAreReproducible(t *testing.T) {
 // A treatment with fewer repetitions than the others drops out of the
 // later rounds.
 func TestBlocksWithUnequalRepetitions(t *testing.T) {
-	s, err := Parse("t.yaml", []byte(`name: t
-target: {type: noop}
-workload: {ycsb: a}
-load: {model: open, rates: [10]}
-repetitions: 2
+	s := mustParse(t, smallSpec+`repetitions: 2
 blocks: repetition
 treatments:
   - name: two
   - name: three
     set: {repetitions: 3}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	if got := blockNames(s.Blocks()); got != "0r1 1r1 0r2 1r2 1r3" {
 		t.Errorf("blocks %s", got)
 	}

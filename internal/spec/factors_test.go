@@ -131,10 +131,7 @@ factors:
 }
 
 func TestFactorErrors(t *testing.T) {
-	cases := []struct {
-		factors string
-		want    string
-	}{
+	wantParseErrors(t, treatmentBase, []parseErrorCase{
 		{"factors: {'lab.hosts[0].type': [small]}", "t.yaml:9: factors: expected a list like"},
 		{"factors:\n  - {values: [small]}", "t.yaml:10: factors[0].path: required"},
 		{"factors:\n  - {path: 'lab.hosts[0].type'}", "t.yaml:10: factors[0].values: required"},
@@ -160,13 +157,7 @@ func TestFactorErrors(t *testing.T) {
 		{"blocks: repetitions\nfactors:\n  - {path: workload.ycsb, values: [a, c]}", `t.yaml:9: blocks: unknown value "repetitions"; did you mean "repetition"?`},
 		{"blocks: repetition", "t.yaml:9: blocks: orders treatments, and this campaign has none; add factors: or treatments:, or remove it"},
 		{"factors:\n  - {path: blocks, values: [treatment]}", "blocks names the whole campaign"},
-	}
-	for _, c := range cases {
-		_, err := Parse("t.yaml", []byte(treatmentBase+c.factors+"\n"))
-		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s:\n got %v\nwant %q", c.factors, err, c.want)
-		}
-	}
+	})
 	// The bad value above is in two treatments but reported once.
 	_, err := Parse("t.yaml", []byte(treatmentBase+"factors:\n  - {path: 'lab.hosts[0].type', values: [small, huge]}\n  - {path: load.rates, values: [[1], [2]]}\n"))
 	if err == nil || strings.Count(err.Error(), "not in the catalog") != 1 {

@@ -58,6 +58,10 @@ interval: 500ms
 output: out/dir
 `
 
+// smallSpec is a spec with only the sections every spec needs; tests
+// add the sections they are about.
+const smallSpec = "name: t\ntarget: {type: noop}\nworkload: {ycsb: a}\nload: {model: open, rates: [10]}\n"
+
 func mustParse(t *testing.T, src string) *Spec {
 	t.Helper()
 	s, err := Parse("t.yaml", []byte(src))

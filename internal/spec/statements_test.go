@@ -29,10 +29,7 @@ func TestStatementWorkloadParses(t *testing.T) {
   dataset: {builtin: tpcw, scale: {items: 1000, ebs: 1}}
 slo: {percentile: 99, threshold: 50ms, operation: complex_join}
 `
-	s, err := Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustParse(t, src)
 	stmts, ds, err := s.Workload.StatementWorkload("/specs")
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +58,7 @@ func TestStatementScriptPathsAreRelativeToTheSpec(t *testing.T) {
     populate: /abs/data.sql
     tables: [{name: t, rows: 5, columns: [{name: id, sequence: 1}, {name: v, string: [8]}]}]
 `
-	s, err := Parse("t.yaml", []byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustParse(t, src)
 	_, ds, err := s.Workload.StatementWorkload("/specs")
 	if err != nil {
 		t.Fatal(err)

@@ -50,20 +50,13 @@ treatments:
 }
 
 func TestTreatmentPathsAddFieldsAndQuoteKeys(t *testing.T) {
-	s, err := Parse("t.yaml", []byte(`name: t
-target: {type: noop}
-workload: {ycsb: a}
-load: {model: open, rates: [10]}
-treatments:
+	s := mustParse(t, smallSpec+`treatments:
   - name: a
     set:
       slo.percentile: 99
       slo.threshold: 20ms
       monitor.disks: []
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	sp := s.Treatments[0].Spec
 	if sp.SLO == nil || sp.SLO.Percentile != 99 || sp.SLO.Threshold.Milliseconds() != 20 || len(sp.Monitor.Disks) != 0 {
 		t.Errorf("added fields: %+v %+v", sp.SLO, sp.Monitor)
@@ -75,10 +68,7 @@ treatments:
 }
 
 func TestTreatmentErrors(t *testing.T) {
-	cases := []struct {
-		treatments string
-		want       string
-	}{
+	wantParseErrors(t, treatmentBase+"treatments:\n", []parseErrorCase{
 		{"  - name: a\n    set:\n      lab.hosts[3].type: large", "t.yaml:12: treatments[0].set: lab.hosts[3].type: the list has 1 items, so [3] does not exist"},
 		{"  - {name: a, set: {name: other}}", "name names the whole campaign"},
 		{"  - {name: a}\n  - {name: a}", `treatments[1].name: "a" is used by an earlier treatment`},
@@ -88,21 +78,27 @@ func TestTreatmentErrors(t *testing.T) {
 		{"  - name: a\n    set:\n      \"load.rates[0]\": -5", "in treatment a:"},
 		{"  - {name: a, set: {workload.ycsb.x: 1}}", "ycsb is not a mapping"},
 		{"  - {name: a, set: {workload.ycsb: b}}\n  - name: b\n    set:\n      lab.hosts[0].volumes[0].iops: 9000", "t.yaml:13: lab.hosts[0].volumes[0].iops: in treatment b: 9000 IOPS is more than 30 per GiB"},
-	}
+	})
+}
+
+// parseErrorCase is a spec's end and a part of the error it must make.
+type parseErrorCase struct{ more, want string }
+
+// wantParseErrors parses base followed by each case's more (and a
+// newline) as the file t.yaml and wants an error containing the case's want.
+func wantParseErrors(t *testing.T, base string, cases []parseErrorCase) {
+	t.Helper()
 	for _, c := range cases {
-		_, err := Parse("t.yaml", []byte(treatmentBase+"treatments:\n"+c.treatments+"\n"))
+		_, err := Parse("t.yaml", []byte(base+c.more+"\n"))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%s:\n got %v\nwant %q", c.treatments, err, c.want)
+			t.Errorf("%s:\n got %v\nwant %q", c.more, err, c.want)
 		}
 	}
 }
 
 // Turning one monitor default off leaves the others on.
 func TestMonitorDefaultsAreIndependent(t *testing.T) {
-	s, err := Parse("t.yaml", []byte("name: t\ntarget: {type: noop}\nworkload: {ycsb: a}\nload: {model: open, rates: [10]}\nmonitor: {cpu: false}\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := mustParse(t, smallSpec+"monitor: {cpu: false}\n")
 	if *s.Monitor.CPU || !*s.Monitor.Memory || !*s.Monitor.Enabled {
 		t.Errorf("monitor: {cpu: false} gave cpu %v, memory %v, enabled %v", *s.Monitor.CPU, *s.Monitor.Memory, *s.Monitor.Enabled)
 	}

@@ -6,11 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/analysis/bottleneck/bottlenecktest"
 	"github.com/headroom-dev/headroom/internal/report"
-	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
 
@@ -18,27 +16,9 @@ import (
 func bottleneckStore(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "bn",
-		SpecYAML: "name: bn\ntarget: {type: \"null\"}\nworkload: {ycsb: c}\nload: {model: open, rates: [10]}\nphases: {measure: 3s}\n", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	id, err := st.StartRun(store.Run{Model: "open", Level: 10, Repetition: 1, Start: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ss []monitor.Sample
-	for i := range 3 {
-		ss = append(ss, monitor.Sample{Host: "h1", Resource: "cpu", Metric: monitor.CPUUtilPct, Start: t0.Add(time.Duration(i) * time.Second),
-			Period: time.Second, Value: 99, Source: monitor.SourceSampled})
-	}
-	if err := st.AddSamples(id, ss); err != nil {
-		t.Fatal(err)
-	}
-	end := t0.Add(3 * time.Second)
-	if err := st.FinishRun(id, store.StatusCompleted, "", end, store.RunSummary{MeasureStart: t0, MeasureEnd: end, MeasureSecs: 3, Throughput: 10}); err != nil {
+	r := bottlenecktest.OneRun{Name: "bn", Host: "h1", Seconds: 3, Throughput: 10,
+		Spec: "name: bn\ntarget: {type: \"null\"}\nworkload: {ycsb: c}\nload: {model: open, rates: [10]}\nphases: {measure: 3s}\n"}.Write(t, dir)
+	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -2,14 +2,13 @@ package bottleneck
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/bottleneck/bottlenecktest"
-	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -106,26 +105,7 @@ func TestSettingsOf(t *testing.T) {
 // analysis; each says why. A store of imported data only has nothing to
 // analyse.
 func TestWithoutMapOrSLO(t *testing.T) {
-	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "x", SpecYAML: "name: x\ntarget: {type: null}\nworkload: {ycsb: c}\nload: {model: open, rates: [10]}\nanalysis: {bottleneck: {map: {x: {path: seed}, y: {path: repetitions}}}}\n", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	id, err := st.StartRun(store.Run{Model: "open", Level: 10, Repetition: 1, Start: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.AddSamples(id, []monitor.Sample{{Host: "h", Resource: "cpu", Metric: monitor.CPUUtilPct, Start: t0, Period: time.Second, Value: 99, Source: monitor.SourceSampled}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.FinishRun(id, store.StatusCompleted, "", t0.Add(time.Second), store.RunSummary{MeasureStart: t0, MeasureEnd: t0.Add(time.Second), MeasureSecs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := results.New(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := FromResults(r)
+	a, err := FromResults(bottlenecktest.NoMapNoSLO(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,12 +120,7 @@ func TestWithoutMapOrSLO(t *testing.T) {
 		t.Errorf("map %+v", a.Map)
 	}
 
-	imp, err := store.Create(filepath.Join(t.TempDir(), "imported.db"), store.Campaign{Name: "imp", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer imp.Close()
-	r, err = results.New(imp)
+	r, err := results.New(resultstest.Create(t, "", store.Campaign{Name: "imp", CreatedAt: t0}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package bottleneck
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,17 +102,8 @@ func TestFromSamplesOverSchedule(t *testing.T) {
 // could not use more). Its CPU idles at 20%.
 func limitChangeStore(t *testing.T) (*results.Results, time.Time, time.Time) {
 	t.Helper()
-	st, err := store.Create(filepath.Join(t.TempDir(), "results.db"), store.Campaign{Name: "iops", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := resultstest.Create(t, "", store.Campaign{Name: "iops", CreatedAt: t0})
+	must := resultstest.Must(t)
 	facts := results.Treatment{Load: results.Load{Model: "open", Levels: []float64{300}, Repetitions: 1, Measure: 20 * time.Second, Interval: time.Second},
 		Target:   results.Target{Type: "postgres", Hosts: []string{"db1"}, Managed: true},
 		Analysis: results.Analysis{Bottleneck: results.Bottleneck{Hosts: []string{"db1"}}},

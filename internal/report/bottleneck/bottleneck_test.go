@@ -2,16 +2,12 @@ package bottleneck
 
 import (
 	"bytes"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/analysis/bottleneck/bottlenecktest"
-	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/report/page"
-	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -114,26 +110,7 @@ func TestTerminal(t *testing.T) {
 // analysis; the sections say why. (The campaign is of the first schema:
 // its settings come from the stored spec text.)
 func TestWithoutMapOrSLO(t *testing.T) {
-	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "x", SpecYAML: "name: x\ntarget: {type: null}\nworkload: {ycsb: c}\nload: {model: open, rates: [10]}\nanalysis: {bottleneck: {map: {x: {path: seed}, y: {path: repetitions}}}}\n", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	id, err := st.StartRun(store.Run{Model: "open", Level: 10, Repetition: 1, Start: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.AddSamples(id, []monitor.Sample{{Host: "h", Resource: "cpu", Metric: monitor.CPUUtilPct, Start: t0, Period: time.Second, Value: 99, Source: monitor.SourceSampled}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := st.FinishRun(id, store.StatusCompleted, "", t0.Add(time.Second), store.RunSummary{MeasureStart: t0, MeasureEnd: t0.Add(time.Second), MeasureSecs: 1}); err != nil {
-		t.Fatal(err)
-	}
-	res, err := results.New(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	secs, err := ReportSections(res)
+	secs, err := ReportSections(bottlenecktest.NoMapNoSLO(t))
 	if err != nil {
 		t.Fatal(err)
 	}

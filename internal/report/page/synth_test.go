@@ -1,11 +1,11 @@
 package page
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -54,20 +54,11 @@ var synthWobble = [synthIntervals]int64{-20, 20, -10, 0, 0, 0, 10, 5, -5, 0} // 
 func synthStore(t testing.TB) (*store.Store, string) {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{
+	st := resultstest.Create(t, dir, store.Campaign{
 		Name: "synth", SpecFile: "synth.yaml", SpecYAML: synthSpec, Seed: 7,
 		HostJSON: `{"hostname":"lab1","cpus":2,"kernel":"6.1.0","memory_kib":24000000}`, ToolVersion: "test", CreatedAt: synthT0,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := resultstest.Must(t)
 	must(st.AddEvent(store.Event{Time: synthT0, Kind: "populated", Detail: "100 records"}))
 	start := synthT0.Add(time.Second)
 	seq := 0

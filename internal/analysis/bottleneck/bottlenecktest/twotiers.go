@@ -8,13 +8,13 @@ package bottlenecktest
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -43,17 +43,8 @@ const slotsPerTreatment = 100_000
 // Throughput is 10, 20, 30 and 31 ok/s (a1), 10, 20, 30 and 35 (a2).
 func TwoTiers(t testing.TB) *results.Results {
 	t.Helper()
-	st, err := store.Create(filepath.Join(t.TempDir(), "results.db"), store.Campaign{Name: "syn", CreatedAt: T0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	st := resultstest.Create(t, "", store.Campaign{Name: "syn", CreatedAt: T0})
+	must := resultstest.Must(t)
 	axes := &results.BottleneckMap{X: results.MapAxis{Path: "lab.hosts[1].vcpus", Label: "DB vCPUs"},
 		Y: results.MapAxis{Path: "lab.hosts[0].count", Label: "app servers"}}
 	start := T0

@@ -3,7 +3,8 @@ package spec
 import (
 	"fmt"
 	"math"
-	"strings"
+
+	"github.com/headroom-dev/headroom/internal/analysis/slp"
 )
 
 // ESLAnalysis is analysis.esl: how `headroom assess` and the report judge
@@ -84,23 +85,6 @@ const (
 // DefaultESLThresholds are the critical thresholds when none are given.
 var DefaultESLThresholds = []float64{70, 95}
 
-// ParseSeries reads a HOST/RESOURCE[@SOURCE] reference. The resource may
-// hold ':' and '/' (cgroup paths); the host is everything before the
-// first '/'.
-func ParseSeries(ref string) (host, resource, source string, err error) {
-	host, rest, ok := strings.Cut(ref, "/")
-	if !ok || host == "" || rest == "" {
-		return "", "", "", fmt.Errorf("%q is not a series; write HOST/RESOURCE or HOST/RESOURCE@SOURCE, e.g. db1/volume:data@cloudwatch", ref)
-	}
-	if i := strings.LastIndex(rest, "@"); i >= 0 {
-		rest, source = rest[:i], rest[i+1:]
-		if rest == "" || source == "" {
-			return "", "", "", fmt.Errorf("%q is not a series; write HOST/RESOURCE@SOURCE with both parts, e.g. db1/disk:xvdf@iostat", ref)
-		}
-	}
-	return host, rest, source, nil
-}
-
 // eslAnalysis checks analysis.esl. Model files are not read here: a
 // stored spec must re-validate after its files are gone; assess reads
 // them and says which one is missing.
@@ -166,7 +150,7 @@ func (c *checker) eslAnalysis(_ *Spec, a *ESLAnalysis) {
 				c.fail(at+"."+side.name, "required; write the series as HOST/RESOURCE or HOST/RESOURCE@SOURCE")
 				continue
 			}
-			if _, _, _, err := ParseSeries(side.ref); err != nil {
+			if _, _, _, err := slp.ParseSeries(side.ref); err != nil {
 				c.fail(at+"."+side.name, "%s", err.Error())
 			}
 		}

@@ -51,53 +51,31 @@ func (s *Store) PutESLModel(m ESLModel) error {
 	if m.Created.IsZero() {
 		m.Created = time.Now()
 	}
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail("writing an ESL model", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec(eslModelDDL); err != nil {
-		return s.fail("writing an ESL model", err)
-	}
-	if _, err := tx.Exec(`INSERT OR REPLACE INTO esl_model (treatment, host, resource, origin, model, created_ns) VALUES (?, ?, ?, ?, ?, ?)`,
-		m.Treatment, m.Host, m.Resource, m.Origin, m.Model, m.Created.UnixNano()); err != nil {
-		return s.fail("writing an ESL model", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail("writing an ESL model", err)
-	}
-	return nil
+	const doing = "writing an ESL model"
+	return s.write(doing, []string{eslModelDDL}, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO esl_model (treatment, host, resource, origin, model, created_ns) VALUES (?, ?, ?, ?, ?, ?)`,
+			m.Treatment, m.Host, m.Resource, m.Origin, m.Model, m.Created.UnixNano()); err != nil {
+			return s.fail(doing, err)
+		}
+		return nil
+	})
 }
 
 // ESLModels returns the stored models ordered by treatment, host and
 // resource; none when the file has no esl_model table.
 func (s *Store) ESLModels() ([]ESLModel, error) {
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'esl_model'`).Scan(&n); err != nil {
-		return nil, s.fail("reading ESL models", err)
+	const doing = "reading ESL models"
+	if ok, err := s.hasTable(doing, "esl_model"); err != nil || !ok {
+		return nil, err
 	}
-	if n == 0 {
-		return nil, nil
-	}
-	rows, err := s.db.Query(`SELECT treatment, host, resource, origin, model, created_ns FROM esl_model ORDER BY treatment, host, resource`)
-	if err != nil {
-		return nil, s.fail("reading ESL models", err)
-	}
-	defer rows.Close()
-	var out []ESLModel
-	for rows.Next() {
-		var m ESLModel
-		var created int64
-		if err := rows.Scan(&m.Treatment, &m.Host, &m.Resource, &m.Origin, &m.Model, &created); err != nil {
-			return nil, s.fail("reading ESL models", err)
-		}
-		m.Created = time.Unix(0, created).UTC()
-		out = append(out, m)
-	}
-	if err := rows.Err(); err != nil && err != sql.ErrNoRows {
-		return nil, s.fail("reading ESL models", err)
-	}
-	return out, nil
+	return readAll(s, doing, `SELECT treatment, host, resource, origin, model, created_ns FROM esl_model ORDER BY treatment, host, resource`, nil,
+		func(rows *sql.Rows) (ESLModel, error) {
+			var m ESLModel
+			var created int64
+			err := rows.Scan(&m.Treatment, &m.Host, &m.Resource, &m.Origin, &m.Model, &created)
+			m.Created = time.Unix(0, created).UTC()
+			return m, err
+		})
 }
 
 // The esl_model table is exportable like the others (see Export); the

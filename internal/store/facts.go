@@ -79,140 +79,82 @@ type HostLimitRow struct {
 	Volumes      string // JSON
 }
 
-func (s *Store) ensureFactTables(tx *sql.Tx) error {
-	for _, ddl := range factDDL {
-		if _, err := tx.Exec(ddl); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // HasFacts reports whether the file has the fact tables (files written
 // before they existed have not).
 func (s *Store) HasFacts() (bool, error) {
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'treatment'`).Scan(&n); err != nil {
-		return false, s.fail("reading the treatment facts", err)
-	}
-	return n > 0, nil
+	return s.hasTable("reading the treatment facts", "treatment")
 }
 
 // PutTreatment writes (or, on a resumed campaign, replaces) one
 // treatment's facts.
 func (s *Store) PutTreatment(r TreatmentRow) error {
 	const doing = "writing the treatment facts"
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail(doing, err)
-	}
-	defer tx.Rollback()
-	if err := s.ensureFactTables(tx); err != nil {
-		return s.fail(doing, err)
-	}
-	var pct, thr, op any
-	if r.SLOPercentile > 0 {
-		pct, thr, op = r.SLOPercentile, r.SLOThreshold.Nanoseconds(), r.SLOOp
-	}
-	if _, err := tx.Exec(`INSERT OR REPLACE INTO treatment (name, ord, model, target_type, in_process, address, slo_percentile, slo_threshold_ns, slo_op, facts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.Name, r.Ord, r.Model, r.TargetType, r.InProcess, r.Address, pct, thr, op, r.Facts); err != nil {
-		return s.fail(doing, err)
-	}
-	return s.commit(tx, doing)
+	return s.write(doing, factDDL, func(tx *sql.Tx) error {
+		var pct, thr, op any
+		if r.SLOPercentile > 0 {
+			pct, thr, op = r.SLOPercentile, r.SLOThreshold.Nanoseconds(), r.SLOOp
+		}
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO treatment (name, ord, model, target_type, in_process, address, slo_percentile, slo_threshold_ns, slo_op, facts)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.Name, r.Ord, r.Model, r.TargetType, r.InProcess, r.Address, pct, thr, op, r.Facts); err != nil {
+			return s.fail(doing, err)
+		}
+		return nil
+	})
 }
 
 // AddHostLimits appends rows to the hosts' limit series.
 func (s *Store) AddHostLimits(rows []HostLimitRow) error {
 	const doing = "writing host limits"
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail(doing, err)
-	}
-	defer tx.Rollback()
-	if err := s.ensureFactTables(tx); err != nil {
-		return s.fail(doing, err)
-	}
-	for _, r := range rows {
-		// seq keeps two rows of one host at one instant apart and ordered.
-		var seq int
-		if err := tx.QueryRow(`SELECT coalesce(max(seq) + 1, 0) FROM host_limit WHERE host = ? AND from_ns = ?`,
-			r.Host, r.From.UnixNano()).Scan(&seq); err != nil {
-			return s.fail(doing, err)
+	return s.write(doing, factDDL, func(tx *sql.Tx) error {
+		for _, r := range rows {
+			// seq keeps two rows of one host at one instant apart and ordered.
+			var seq int
+			if err := tx.QueryRow(`SELECT coalesce(max(seq) + 1, 0) FROM host_limit WHERE host = ? AND from_ns = ?`,
+				r.Host, r.From.UnixNano()).Scan(&seq); err != nil {
+				return s.fail(doing, err)
+			}
+			if _, err := tx.Exec(`INSERT INTO host_limit (host, from_ns, seq, lab, type, address, vcpus, memory_bytes, network_mbit, price_per_hour, stopped, link_down, cause, volumes)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.Host, r.From.UnixNano(), seq, r.Lab, r.Type, r.Address, r.VCPUs, r.MemoryBytes, r.NetworkMbit, r.PricePerHour,
+				r.Stopped, r.LinkDown, r.Cause, r.Volumes); err != nil {
+				return s.fail(doing, err)
+			}
 		}
-		if _, err := tx.Exec(`INSERT INTO host_limit (host, from_ns, seq, lab, type, address, vcpus, memory_bytes, network_mbit, price_per_hour, stopped, link_down, cause, volumes)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.Host, r.From.UnixNano(), seq, r.Lab, r.Type, r.Address, r.VCPUs, r.MemoryBytes, r.NetworkMbit, r.PricePerHour,
-			r.Stopped, r.LinkDown, r.Cause, r.Volumes); err != nil {
-			return s.fail(doing, err)
-		}
-	}
-	return s.commit(tx, doing)
-}
-
-func (s *Store) commit(tx *sql.Tx, doing string) error {
-	if err := tx.Commit(); err != nil {
-		return s.fail(doing, err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // TreatmentRows returns the treatment facts in spec order; none when the
 // file has no fact tables.
 func (s *Store) TreatmentRows() ([]TreatmentRow, error) {
-	const doing = "reading the treatment facts"
 	if ok, err := s.HasFacts(); err != nil || !ok {
 		return nil, err
 	}
-	rows, err := s.db.Query(`SELECT name, ord, model, target_type, in_process, address, slo_percentile, slo_threshold_ns, coalesce(slo_op, ''), facts
-		FROM treatment ORDER BY ord, name`)
-	if err != nil {
-		return nil, s.fail(doing, err)
-	}
-	defer rows.Close()
-	var out []TreatmentRow
-	for rows.Next() {
+	return readAll(s, "reading the treatment facts", `SELECT name, ord, model, target_type, in_process, address, slo_percentile, slo_threshold_ns, coalesce(slo_op, ''), facts
+		FROM treatment ORDER BY ord, name`, nil, func(rows *sql.Rows) (TreatmentRow, error) {
 		var r TreatmentRow
 		var pct sql.NullFloat64
 		var thr sql.NullInt64
-		if err := rows.Scan(&r.Name, &r.Ord, &r.Model, &r.TargetType, &r.InProcess, &r.Address, &pct, &thr, &r.SLOOp, &r.Facts); err != nil {
-			return nil, s.fail(doing, err)
-		}
+		err := rows.Scan(&r.Name, &r.Ord, &r.Model, &r.TargetType, &r.InProcess, &r.Address, &pct, &thr, &r.SLOOp, &r.Facts)
 		r.SLOPercentile, r.SLOThreshold = pct.Float64, time.Duration(thr.Int64)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(doing, err)
-	}
-	return out, nil
+		return r, err
+	})
 }
 
 // HostLimitRows returns every host's limit series, ordered by host, time
 // and seq; none when the file has no fact tables.
 func (s *Store) HostLimitRows() ([]HostLimitRow, error) {
-	const doing = "reading host limits"
 	if ok, err := s.HasFacts(); err != nil || !ok {
 		return nil, err
 	}
-	rows, err := s.db.Query(`SELECT host, from_ns, seq, lab, type, address, vcpus, memory_bytes, network_mbit, price_per_hour, stopped, link_down, cause, volumes
-		FROM host_limit ORDER BY host, from_ns, seq`)
-	if err != nil {
-		return nil, s.fail(doing, err)
-	}
-	defer rows.Close()
-	var out []HostLimitRow
-	for rows.Next() {
+	return readAll(s, "reading host limits", `SELECT host, from_ns, seq, lab, type, address, vcpus, memory_bytes, network_mbit, price_per_hour, stopped, link_down, cause, volumes
+		FROM host_limit ORDER BY host, from_ns, seq`, nil, func(rows *sql.Rows) (HostLimitRow, error) {
 		var r HostLimitRow
 		var from int64
-		if err := rows.Scan(&r.Host, &from, &r.Seq, &r.Lab, &r.Type, &r.Address, &r.VCPUs, &r.MemoryBytes, &r.NetworkMbit,
-			&r.PricePerHour, &r.Stopped, &r.LinkDown, &r.Cause, &r.Volumes); err != nil {
-			return nil, s.fail(doing, err)
-		}
+		err := rows.Scan(&r.Host, &from, &r.Seq, &r.Lab, &r.Type, &r.Address, &r.VCPUs, &r.MemoryBytes, &r.NetworkMbit,
+			&r.PricePerHour, &r.Stopped, &r.LinkDown, &r.Cause, &r.Volumes)
 		r.From = time.Unix(0, from).UTC()
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(doing, err)
-	}
-	return out, nil
+		return r, err
+	})
 }

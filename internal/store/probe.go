@@ -144,24 +144,6 @@ var probeDDL = []string{
 // probePercentileColumns name the columns of ProbePercentiles, in order.
 const probePercentileColumns = `p2_us, p10_us, p25_us, p50_us, p75_us, p90_us, p95_us, p99_us`
 
-func (s *Store) ensureProbeTables(tx *sql.Tx) error {
-	for _, ddl := range probeDDL {
-		if _, err := tx.Exec(ddl); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// hasProbeTables reports whether the file has the probe tables.
-func (s *Store) hasProbeTables() (bool, error) {
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'probe'`).Scan(&n); err != nil {
-		return false, err
-	}
-	return n > 0, nil
-}
-
 // nullable stores NaN and infinities as NULL.
 func nullable(v float64) any {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
@@ -184,26 +166,21 @@ func (s *Store) StartProbe(p Probe) (int64, error) {
 		p.Start = time.Now()
 	}
 	doing := "starting a probe"
-	tx, err := s.db.Begin()
+	var id int64
+	err := s.write(doing, probeDDL, func(tx *sql.Tx) error {
+		res, err := tx.Exec(`INSERT INTO probe (start_ns, target, rtt_addr, config_json, sla_percentile, sla_threshold_us, status, stop, client_limited, note)
+			VALUES (?, ?, ?, ?, ?, ?, ?, '', 0, '')`,
+			p.Start.UnixNano(), p.Target, p.RTTAddr, p.ConfigJSON, p.SLAPercentile, float64(p.SLAThreshold.Nanoseconds())/1e3, StatusRunning)
+		if err != nil {
+			return s.fail(doing, err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return s.fail(doing, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return 0, s.fail(doing, err)
-	}
-	defer tx.Rollback()
-	if err := s.ensureProbeTables(tx); err != nil {
-		return 0, s.fail(doing, err)
-	}
-	res, err := tx.Exec(`INSERT INTO probe (start_ns, target, rtt_addr, config_json, sla_percentile, sla_threshold_us, status, stop, client_limited, note)
-		VALUES (?, ?, ?, ?, ?, ?, ?, '', 0, '')`,
-		p.Start.UnixNano(), p.Target, p.RTTAddr, p.ConfigJSON, p.SLAPercentile, float64(p.SLAThreshold.Nanoseconds())/1e3, StatusRunning)
-	if err != nil {
-		return 0, s.fail(doing, err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return 0, s.fail(doing, err)
-	}
-	if err := tx.Commit(); err != nil {
-		return 0, s.fail(doing, err)
+		return 0, err
 	}
 	return id, nil
 }
@@ -254,89 +231,60 @@ func (s *Store) AddProbeWindow(w ProbeWindow) error {
 		}
 		kinds = string(b)
 	}
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail(doing, err)
-	}
-	defer tx.Rollback()
-	if err := s.ensureProbeTables(tx); err != nil {
-		return s.fail(doing, err)
-	}
-	args := []any{w.ProbeID, w.Seq, w.Phase, w.Rate, w.Offered, w.Achieved, w.Start.UnixNano(), int64(w.Duration),
-		nullable(w.RTTBeforeUs), nullable(w.RTTAfterUs), len(w.Seconds), w.PassedSeconds, w.Accepted, w.MetSLA, w.Discarded,
-		w.Verdict, w.Sent, w.Completed, w.Errors, w.Late, w.Dropped, kinds}
-	for _, p := range w.Percentiles {
-		args = append(args, nullable(p))
-	}
-	args = append(args, nullable(w.SLAUs), hist, w.Note)
-	if _, err := tx.Exec(`INSERT INTO probe_window (probe_id, seq, phase, rate, offered, achieved, start_ns, duration_ns,
-		rtt_before_us, rtt_after_us, seconds, passed_seconds, accepted, met_sla, discarded, verdict,
-		sent, completed, errors, late, dropped, error_kinds, `+probePercentileColumns+`, sla_us, hist, note)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...); err != nil {
-		return s.fail(doing, err)
-	}
-	for _, sec := range w.Seconds {
-		if _, err := tx.Exec(`INSERT INTO probe_second (probe_id, window_seq, second, sent, completed, errors, late, dropped, p50_us, p90_us, rtt_us, pass)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			w.ProbeID, w.Seq, sec.Index, sec.Sent, sec.Completed, sec.Errors, sec.Late, sec.Dropped,
-			nullable(sec.P50Us), nullable(sec.P90Us), nullable(sec.RTTUs), sec.Pass); err != nil {
+	return s.write(doing, probeDDL, func(tx *sql.Tx) error {
+		args := []any{w.ProbeID, w.Seq, w.Phase, w.Rate, w.Offered, w.Achieved, w.Start.UnixNano(), int64(w.Duration),
+			nullable(w.RTTBeforeUs), nullable(w.RTTAfterUs), len(w.Seconds), w.PassedSeconds, w.Accepted, w.MetSLA, w.Discarded,
+			w.Verdict, w.Sent, w.Completed, w.Errors, w.Late, w.Dropped, kinds}
+		for _, p := range w.Percentiles {
+			args = append(args, nullable(p))
+		}
+		args = append(args, nullable(w.SLAUs), hist, w.Note)
+		if _, err := tx.Exec(`INSERT INTO probe_window (probe_id, seq, phase, rate, offered, achieved, start_ns, duration_ns,
+			rtt_before_us, rtt_after_us, seconds, passed_seconds, accepted, met_sla, discarded, verdict,
+			sent, completed, errors, late, dropped, error_kinds, `+probePercentileColumns+`, sla_us, hist, note)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...); err != nil {
 			return s.fail(doing, err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail(doing, err)
-	}
-	return nil
+		for _, sec := range w.Seconds {
+			if _, err := tx.Exec(`INSERT INTO probe_second (probe_id, window_seq, second, sent, completed, errors, late, dropped, p50_us, p90_us, rtt_us, pass)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				w.ProbeID, w.Seq, sec.Index, sec.Sent, sec.Completed, sec.Errors, sec.Late, sec.Dropped,
+				nullable(sec.P50Us), nullable(sec.P90Us), nullable(sec.RTTUs), sec.Pass); err != nil {
+				return s.fail(doing, err)
+			}
+		}
+		return nil
+	})
 }
 
 // Probes returns every probe in ID order; none when the file has no probe
 // tables.
 func (s *Store) Probes() ([]Probe, error) {
-	doing := "reading probes"
-	ok, err := s.hasProbeTables()
-	if err != nil || !ok {
-		if err != nil {
-			return nil, s.fail(doing, err)
-		}
-		return nil, nil
+	const doing = "reading probes"
+	if ok, err := s.hasTable(doing, "probe"); err != nil || !ok {
+		return nil, err
 	}
-	rows, err := s.db.Query(`SELECT id, start_ns, end_ns, target, rtt_addr, config_json, sla_percentile, sla_threshold_us,
-		status, stop, estimate, lower_bound, client_limited, baseline_rtt_us, note FROM probe ORDER BY id`)
-	if err != nil {
-		return nil, s.fail(doing, err)
-	}
-	defer rows.Close()
-	var out []Probe
-	for rows.Next() {
+	return readAll(s, doing, `SELECT id, start_ns, end_ns, target, rtt_addr, config_json, sla_percentile, sla_threshold_us,
+		status, stop, estimate, lower_bound, client_limited, baseline_rtt_us, note FROM probe ORDER BY id`, nil, func(rows *sql.Rows) (Probe, error) {
 		var p Probe
 		var start, end sql.NullInt64
 		var threshold float64
 		var est, lb, rtt sql.NullFloat64
-		if err := rows.Scan(&p.ID, &start, &end, &p.Target, &p.RTTAddr, &p.ConfigJSON, &p.SLAPercentile, &threshold,
-			&p.Status, &p.Stop, &est, &lb, &p.ClientLimited, &rtt, &p.Note); err != nil {
-			return nil, s.fail(doing, err)
-		}
+		err := rows.Scan(&p.ID, &start, &end, &p.Target, &p.RTTAddr, &p.ConfigJSON, &p.SLAPercentile, &threshold,
+			&p.Status, &p.Stop, &est, &lb, &p.ClientLimited, &rtt, &p.Note)
 		p.Start, p.End = fromNS(start), fromNS(end)
 		p.SLAThreshold = time.Duration(math.Round(threshold * 1e3))
 		p.Estimate, p.LowerBound, p.BaselineRTTUs = fromNullable(est), fromNullable(lb), fromNullable(rtt)
-		out = append(out, p)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail(doing, err)
-	}
-	return out, nil
+		return p, err
+	})
 }
 
 // ProbeWindows returns the windows of probe probeID in order, each with its
 // seconds and decoded histogram.
 func (s *Store) ProbeWindows(probeID int64) ([]ProbeWindow, error) {
 	doing := fmt.Sprintf("reading the windows of probe %d", probeID)
-	ok, err := s.hasProbeTables()
-	if err != nil || !ok {
-		if err != nil {
-			return nil, s.fail(doing, err)
-		}
-		return nil, nil
+	if ok, err := s.hasTable(doing, "probe"); err != nil || !ok {
+		return nil, err
 	}
 	rows, err := s.db.Query(`SELECT seq, phase, rate, offered, achieved, start_ns, duration_ns, rtt_before_us, rtt_after_us,
 		passed_seconds, accepted, met_sla, discarded, verdict, sent, completed, errors, late, dropped, error_kinds,
@@ -450,16 +398,5 @@ var ProbeExportTables = []string{"probes", "probe_windows", "probe_seconds"}
 // that exporting them from a campaign without a probe gives empty tables
 // rather than an error.
 func (s *Store) EnsureProbeTables() error {
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail("creating the probe tables", err)
-	}
-	defer tx.Rollback()
-	if err := s.ensureProbeTables(tx); err != nil {
-		return s.fail("creating the probe tables", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail("creating the probe tables", err)
-	}
-	return nil
+	return s.write("creating the probe tables", probeDDL, func(*sql.Tx) error { return nil })
 }

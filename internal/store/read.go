@@ -37,24 +37,16 @@ const runColumns = `id, seq, slot, treatment, model, level_index, level, repetit
 // Runs returns every run in ID order, including superseded attempts of a
 // slot. The summary of a run that never finished reads as zeros.
 func (s *Store) Runs() ([]Run, error) {
-	rows, err := s.db.Query(`SELECT ` + runColumns + ` FROM run ORDER BY id`)
-	if err != nil {
-		return nil, s.fail("reading runs", err)
-	}
-	defer rows.Close()
-	var runs []Run
-	for rows.Next() {
+	return readAll(s, "reading runs", `SELECT `+runColumns+` FROM run ORDER BY id`, nil, func(rows *sql.Rows) (Run, error) {
 		var r Run
 		var start, end sql.NullInt64
 		var sent, completed, errs, late, dropped, unfinished, mstart, mend sql.NullInt64
 		var measure, tput, cpu sql.NullFloat64
 		var limited sql.NullBool
 		var note sql.NullString
-		if err := rows.Scan(&r.ID, &r.Seq, &r.Slot, &r.Treatment, &r.Model, &r.LevelIndex, &r.Level, &r.Repetition,
+		err := rows.Scan(&r.ID, &r.Seq, &r.Slot, &r.Treatment, &r.Model, &r.LevelIndex, &r.Level, &r.Repetition,
 			&start, &end, &r.Status, &r.Message,
-			&sent, &completed, &errs, &late, &dropped, &unfinished, &mstart, &mend, &measure, &tput, &cpu, &limited, &note); err != nil {
-			return nil, s.fail("reading runs", err)
-		}
+			&sent, &completed, &errs, &late, &dropped, &unfinished, &mstart, &mend, &measure, &tput, &cpu, &limited, &note)
 		r.Start, r.End = fromNS(start), fromNS(end)
 		r.Summary = RunSummary{
 			Sent: sent.Int64, Completed: completed.Int64, Errors: errs.Int64, Late: late.Int64,
@@ -63,12 +55,8 @@ func (s *Store) Runs() ([]Run, error) {
 			MeasureSecs: measure.Float64, Throughput: tput.Float64, ClientCPU: cpu.Float64,
 			ClientLimited: limited.Bool, ClientNote: note.String,
 		}
-		runs = append(runs, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("reading runs", err)
-	}
-	return runs, nil
+		return r, err
+	})
 }
 
 // CompletedSlots returns the plan slots that have at least one completed
@@ -171,23 +159,11 @@ func (s *Store) Events(runID int64) ([]Event, error) {
 		q += ` WHERE run_id = ?`
 		args = append(args, runID)
 	}
-	rows, err := s.db.Query(q+` ORDER BY time_ns, id`, args...)
-	if err != nil {
-		return nil, s.fail("reading events", err)
-	}
-	defer rows.Close()
-	var evs []Event
-	for rows.Next() {
+	return readAll(s, "reading events", q+` ORDER BY time_ns, id`, args, func(rows *sql.Rows) (Event, error) {
 		var e Event
 		var t int64
-		if err := rows.Scan(&e.RunID, &t, &e.Kind, &e.Detail); err != nil {
-			return nil, s.fail("reading events", err)
-		}
+		err := rows.Scan(&e.RunID, &t, &e.Kind, &e.Detail)
 		e.Time = time.Unix(0, t).UTC()
-		evs = append(evs, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("reading events", err)
-	}
-	return evs, nil
+		return e, err
+	})
 }

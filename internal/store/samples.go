@@ -21,31 +21,26 @@ func (s *Store) AddSamples(runID int64, samples []monitor.Sample) error {
 	if runID != 0 {
 		run = runID
 	}
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail("writing resource samples", err)
-	}
-	defer tx.Rollback()
-	st, err := tx.Prepare(`INSERT INTO sample (run_id, host, resource, metric, start_ns, period_ns, value, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return s.fail("writing resource samples", err)
-	}
-	defer st.Close()
-	for _, x := range samples {
-		if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
-			continue
+	const doing = "writing resource samples"
+	return s.write(doing, nil, func(tx *sql.Tx) error {
+		st, err := tx.Prepare(`INSERT INTO sample (run_id, host, resource, metric, start_ns, period_ns, value, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return s.fail(doing, err)
 		}
-		if x.Host == "" || x.Resource == "" || x.Metric == "" || x.Source == "" {
-			return fmt.Errorf("results database %s: a resource sample needs host, resource, metric and source (got %+v)", s.path, x)
+		defer st.Close()
+		for _, x := range samples {
+			if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
+				continue
+			}
+			if x.Host == "" || x.Resource == "" || x.Metric == "" || x.Source == "" {
+				return fmt.Errorf("results database %s: a resource sample needs host, resource, metric and source (got %+v)", s.path, x)
+			}
+			if _, err := st.Exec(run, x.Host, x.Resource, x.Metric, x.Start.UnixNano(), int64(x.Period), x.Value, x.Source); err != nil {
+				return s.fail(doing, err)
+			}
 		}
-		if _, err := st.Exec(run, x.Host, x.Resource, x.Metric, x.Start.UnixNano(), int64(x.Period), x.Value, x.Source); err != nil {
-			return s.fail("writing resource samples", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail("writing resource samples", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // SampleFilter selects samples; empty fields match everything. RunID -1

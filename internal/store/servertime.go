@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"time"
 )
 
@@ -35,35 +36,24 @@ func (s *Store) AddServerTimes(xs []ServerInterval) error {
 	if len(xs) == 0 {
 		return nil
 	}
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail("writing server times", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.Exec(serverTimeDDL); err != nil {
-		return s.fail("writing server times", err)
-	}
-	for _, x := range xs {
-		if _, err := tx.Exec(`INSERT INTO server_time (run_id, op, start_ns, duration_ns, calls, exec_ns) VALUES (?, ?, ?, ?, ?, ?)`,
-			x.RunID, x.Op, x.Start.UnixNano(), int64(x.Duration), x.Calls, int64(x.Exec)); err != nil {
-			return s.fail("writing server times", err)
+	const doing = "writing server times"
+	return s.write(doing, []string{serverTimeDDL}, func(tx *sql.Tx) error {
+		for _, x := range xs {
+			if _, err := tx.Exec(`INSERT INTO server_time (run_id, op, start_ns, duration_ns, calls, exec_ns) VALUES (?, ?, ?, ?, ?, ?)`,
+				x.RunID, x.Op, x.Start.UnixNano(), int64(x.Duration), x.Calls, int64(x.Exec)); err != nil {
+				return s.fail(doing, err)
+			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail("writing server times", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // ServerTimes returns the server timings of a run (every run when runID is
 // -1), ordered by run, op and start.
 func (s *Store) ServerTimes(runID int64) ([]ServerInterval, error) {
-	var n int
-	if err := s.db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'server_time'`).Scan(&n); err != nil {
-		return nil, s.fail("reading server times", err)
-	}
-	if n == 0 {
-		return nil, nil
+	const doing = "reading server times"
+	if ok, err := s.hasTable(doing, "server_time"); err != nil || !ok {
+		return nil, err
 	}
 	q := `SELECT run_id, op, start_ns, duration_ns, calls, exec_ns FROM server_time`
 	var args []any
@@ -71,23 +61,11 @@ func (s *Store) ServerTimes(runID int64) ([]ServerInterval, error) {
 		q += ` WHERE run_id = ?`
 		args = append(args, runID)
 	}
-	rows, err := s.db.Query(q+` ORDER BY run_id, op, start_ns`, args...)
-	if err != nil {
-		return nil, s.fail("reading server times", err)
-	}
-	defer rows.Close()
-	var out []ServerInterval
-	for rows.Next() {
+	return readAll(s, doing, q+` ORDER BY run_id, op, start_ns`, args, func(rows *sql.Rows) (ServerInterval, error) {
 		var x ServerInterval
 		var start, dur, exec int64
-		if err := rows.Scan(&x.RunID, &x.Op, &start, &dur, &x.Calls, &exec); err != nil {
-			return nil, s.fail("reading server times", err)
-		}
+		err := rows.Scan(&x.RunID, &x.Op, &start, &dur, &x.Calls, &exec)
 		x.Start, x.Duration, x.Exec = time.Unix(0, start), time.Duration(dur), time.Duration(exec)
-		out = append(out, x)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, s.fail("reading server times", err)
-	}
-	return out, nil
+		return x, err
+	})
 }

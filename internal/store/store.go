@@ -62,30 +62,19 @@ func (s *Store) init(c Campaign) error {
 		c.CreatedAt = time.Now()
 	}
 	c.CreatedAt = c.CreatedAt.UTC()
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail("creating the schema", err)
-	}
-	defer tx.Rollback()
-	for _, ddl := range schema {
-		if _, err := tx.Exec(ddl); err != nil {
+	return s.write("creating the schema", schema, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('format', ?), ('schema_version', ?)`,
+			formatName, strconv.Itoa(SchemaVersion)); err != nil {
 			return s.fail("creating the schema", err)
 		}
-	}
-	if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('format', ?), ('schema_version', ?)`,
-		formatName, strconv.Itoa(SchemaVersion)); err != nil {
-		return s.fail("creating the schema", err)
-	}
-	if _, err := tx.Exec(`INSERT INTO campaign (id, name, spec_file, spec_yaml, seed, host_json, tool_version, created_at, created_ns)
-		VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		c.Name, c.SpecFile, c.SpecYAML, c.Seed, c.HostJSON, c.ToolVersion,
-		c.CreatedAt.Format(time.RFC3339Nano), c.CreatedAt.UnixNano()); err != nil {
-		return s.fail("writing the campaign", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail("creating the schema", err)
-	}
-	return nil
+		if _, err := tx.Exec(`INSERT INTO campaign (id, name, spec_file, spec_yaml, seed, host_json, tool_version, created_at, created_ns)
+			VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			c.Name, c.SpecFile, c.SpecYAML, c.Seed, c.HostJSON, c.ToolVersion,
+			c.CreatedAt.Format(time.RFC3339Nano), c.CreatedAt.UnixNano()); err != nil {
+			return s.fail("writing the campaign", err)
+		}
+		return nil
+	})
 }
 
 // Open opens an existing results database for reading and appending. It

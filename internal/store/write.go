@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"fmt"
 	"time"
 )
@@ -87,38 +88,33 @@ func (s *Store) AddIntervals(ivs []Interval) error {
 		args = append(args, summarize(iv.Hist).args()...)
 		rows[i] = row{append(args, enc), iv}
 	}
-	tx, err := s.db.Begin()
-	if err != nil {
-		return s.fail("writing intervals", err)
-	}
-	defer tx.Rollback()
-	ins, err := tx.Prepare(`INSERT INTO interval (run_id, phase, op, start_ns, duration_ns, count, errors, late, dropped,
-		mean_us, p50_us, p90_us, p95_us, p99_us, p999_us, max_us, hist)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return s.fail("writing intervals", err)
-	}
-	defer ins.Close()
-	insErr, err := tx.Prepare(`INSERT INTO interval_error (run_id, phase, op, start_ns, kind, count)
-		VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return s.fail("writing intervals", err)
-	}
-	defer insErr.Close()
-	for _, r := range rows {
-		if _, err := ins.Exec(r.args...); err != nil {
-			return s.fail(fmt.Sprintf("writing interval of run %d %s %s", r.iv.RunID, r.iv.Phase, r.iv.Op), err)
+	const doing = "writing intervals"
+	return s.write(doing, nil, func(tx *sql.Tx) error {
+		ins, err := tx.Prepare(`INSERT INTO interval (run_id, phase, op, start_ns, duration_ns, count, errors, late, dropped,
+			mean_us, p50_us, p90_us, p95_us, p99_us, p999_us, max_us, hist)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return s.fail(doing, err)
 		}
-		for kind, n := range r.iv.ErrorKinds {
-			if _, err := insErr.Exec(r.iv.RunID, r.iv.Phase, r.iv.Op, r.iv.Start.UnixNano(), kind, n); err != nil {
-				return s.fail(fmt.Sprintf("writing interval errors of run %d %s %s", r.iv.RunID, r.iv.Phase, r.iv.Op), err)
+		defer ins.Close()
+		insErr, err := tx.Prepare(`INSERT INTO interval_error (run_id, phase, op, start_ns, kind, count)
+			VALUES (?, ?, ?, ?, ?, ?)`)
+		if err != nil {
+			return s.fail(doing, err)
+		}
+		defer insErr.Close()
+		for _, r := range rows {
+			if _, err := ins.Exec(r.args...); err != nil {
+				return s.fail(fmt.Sprintf("writing interval of run %d %s %s", r.iv.RunID, r.iv.Phase, r.iv.Op), err)
+			}
+			for kind, n := range r.iv.ErrorKinds {
+				if _, err := insErr.Exec(r.iv.RunID, r.iv.Phase, r.iv.Op, r.iv.Start.UnixNano(), kind, n); err != nil {
+					return s.fail(fmt.Sprintf("writing interval errors of run %d %s %s", r.iv.RunID, r.iv.Phase, r.iv.Op), err)
+				}
 			}
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return s.fail("writing intervals", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // AddEvent records an event. RunID 0 stores a campaign-level event (run_id

@@ -65,11 +65,7 @@ the store.`,
 			if opSize != "" && opSize != assess.OpSizeBest && opSize != assess.OpSizeObserved {
 				return &exitError{ExitUsage, fmt.Sprintf("--op-size %q is not a policy; use best or observed", opSize)}
 			}
-			path, err := storePath(args[0])
-			if err != nil {
-				return err
-			}
-			r, err := results.Open(path)
+			r, err := resultsFromArg(args[0])
 			if err != nil {
 				return err
 			}

@@ -5,7 +5,6 @@ import (
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	bnreport "github.com/headroom-dev/headroom/internal/report/bottleneck"
-	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // newBottleneckCmd is `headroom bottleneck RESULTS_DIR`: the bottleneck
@@ -23,11 +22,7 @@ the tiers, the maximum-throughput and bottleneck maps. Settings come from the
 spec's analysis.bottleneck section. See docs/bottleneck.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			path, err := storePath(args[0])
-			if err != nil {
-				return err
-			}
-			r, err := results.Open(path)
+			r, err := resultsFromArg(args[0])
 			if err != nil {
 				return err
 			}

@@ -57,11 +57,7 @@ The model is written as YAML to --output (default: standard output).`,
   headroom esl build /tmp/esl/esl-lab-volume-* -o lab-300.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			path, err := storePath(args[0])
-			if err != nil {
-				return err
-			}
-			r, err := results.Open(path)
+			r, err := resultsFromArg(args[0])
 			if err != nil {
 				return err
 			}
@@ -248,11 +244,7 @@ campaign has several).`,
 				}
 				entries = append(entries, modelShown{host: args[0], model: m, origin: origin})
 			case isResults(args[0]):
-				path, err := storePath(args[0])
-				if err != nil {
-					return err
-				}
-				r, err := results.Open(path)
+				r, err := resultsFromArg(args[0])
 				if err != nil {
 					return err
 				}

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,19 +102,7 @@ func TestReportHasPressureSections(t *testing.T) {
 	if err := writeReportFiles(&w, filepath.Join(dir, "results.db"), report.Sections...); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, page.JSONFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r page.Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, s := range r.Sections {
-		ids = append(ids, s.ID)
-	}
-	got := strings.Join(ids, ",")
+	got := strings.Join(sectionIDs(readReport(t, filepath.Join(dir, page.JSONFile))), ",")
 	if !strings.Contains(got, ",slp,slp-recommendations,slp-before-after,slp-cost") || strings.Index(got, "events") > strings.Index(got, ",slp,") {
 		t.Errorf("sections %s", got)
 	}

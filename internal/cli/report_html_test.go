@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,18 +34,8 @@ func TestWriteReportFiles(t *testing.T) {
 	if want := "Report: " + filepath.Join(dir, page.HTMLFile); !strings.HasPrefix(w.String(), want) {
 		t.Errorf("output %q, want it to start with %q", w.String(), want)
 	}
-	raw, err := os.ReadFile(filepath.Join(dir, page.JSONFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r page.Report
-	if err := json.Unmarshal(raw, &r); err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, s := range r.Sections {
-		ids = append(ids, s.ID)
-	}
+	r := readReport(t, filepath.Join(dir, page.JSONFile))
+	ids := sectionIDs(r)
 	if strings.Join(ids, ",") != "campaign,runs,load-response,intervals,events,later" || r.Sections[5].Summary != "It read 4 runs." {
 		t.Errorf("sections %v, last %+v", ids, r.Sections[len(r.Sections)-1])
 	}
@@ -61,4 +50,13 @@ func TestWriteReportFiles(t *testing.T) {
 	if n := bytes.Count(html, []byte("<svg ")); n < 8 {
 		t.Errorf("report.html has %d charts", n)
 	}
+}
+
+// sectionIDs lists a report's section IDs in page order.
+func sectionIDs(r page.Report) []string {
+	var ids []string
+	for _, s := range r.Sections {
+		ids = append(ids, s.ID)
+	}
+	return ids
 }

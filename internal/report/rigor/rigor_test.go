@@ -27,7 +27,12 @@ func model(t *testing.T, st *store.Store) *results.Results {
 // all builds every section of this package, in report order.
 func all(t *testing.T, st *store.Store) []page.Section {
 	t.Helper()
-	r := model(t, st)
+	return sectionsOf(t, model(t, st))
+}
+
+// sectionsOf builds every section of this package from r, in report order.
+func sectionsOf(t *testing.T, r *results.Results) []page.Section {
+	t.Helper()
 	var out []page.Section
 	for _, b := range []func(*results.Results) ([]page.Section, error){CapacitySections, VariabilitySections, ScalingSections, ProbeSections} {
 		secs, err := b(r)
@@ -48,30 +53,46 @@ func sectionByID(secs []page.Section, id string) *page.Section {
 	return nil
 }
 
+// mustSection is the section id of secs; the test ends without it.
+func mustSection(t *testing.T, secs []page.Section, id string) *page.Section {
+	t.Helper()
+	sec := sectionByID(secs, id)
+	if sec == nil {
+		t.Fatal("no " + id + " section")
+	}
+	return sec
+}
+
 func table(t *testing.T, secs []page.Section, id string) *page.Table {
 	t.Helper()
-	for _, s := range secs {
-		for _, b := range s.Blocks {
-			if b.Table != nil && b.Table.ID == id {
-				return b.Table
-			}
-		}
-	}
-	t.Fatalf("no table %s", id)
-	return nil
+	return found(t, blockByID(secs, id).Table, "table", id)
 }
 
 func chartByID(t *testing.T, secs []page.Section, id string) *chart.Chart {
 	t.Helper()
+	return found(t, blockByID(secs, id).Chart, "chart", id)
+}
+
+// blockByID is the block of secs whose table or chart has the ID id (IDs
+// are unique in a report), or none.
+func blockByID(secs []page.Section, id string) page.Block {
 	for _, s := range secs {
 		for _, b := range s.Blocks {
-			if b.Chart != nil && b.Chart.ID == id {
-				return b.Chart
+			if b.Table != nil && b.Table.ID == id || b.Chart != nil && b.Chart.ID == id {
+				return b
 			}
 		}
 	}
-	t.Fatalf("no chart %s", id)
-	return nil
+	return page.Block{}
+}
+
+// found ends the test when there is no kind id.
+func found[T any](t *testing.T, v *T, kind, id string) *T {
+	t.Helper()
+	if v == nil {
+		t.Fatalf("no %s %s", kind, id)
+	}
+	return v
 }
 
 // value is the number of a cell (NaN when it has none).
@@ -116,10 +137,7 @@ func TestCapacitySectionKneesAndIntervals(t *testing.T) {
 	st, _ := variationStore(t)
 	secs := all(t, st)
 	validates(t, secs)
-	sec := sectionByID(secs, "capacity")
-	if sec == nil {
-		t.Fatal("no capacity section")
-	}
+	sec := mustSection(t, secs, "capacity")
 	for _, want := range []string{"inst-a: the knee is at 200 req/s", "the highest throughput the client did not limit is 240 ok/s at 300 req/s",
 		"first fails at 300 req/s", "inst-b: no knee", "first fails at 200 req/s"} {
 		if !strings.Contains(sec.Summary, want) {
@@ -164,10 +182,7 @@ func TestCapacitySectionKneesAndIntervals(t *testing.T) {
 func TestVariabilitySectionVerdicts(t *testing.T) {
 	st, _ := variationStore(t)
 	secs := all(t, st)
-	sec := sectionByID(secs, "variability")
-	if sec == nil {
-		t.Fatal("no variability section")
-	}
+	sec := mustSection(t, secs, "variability")
 	if !strings.Contains(sec.Summary, "inst-a = inst-b: measurements are repeatable up to θ = 25% / λ = 100 req/s") ||
 		!strings.Contains(sec.Summary, "|tau(inst-b) - tau(inst-a)| = 40.0 ms >= 30.0 ms") {
 		t.Errorf("summary:\n%s", sec.Summary)
@@ -243,9 +258,7 @@ func TestScalingFromLabShapes(t *testing.T) {
 	st, _ := scalingStore(t)
 	secs := all(t, st)
 	validates(t, secs)
-	if sectionByID(secs, "scaling") == nil {
-		t.Fatal("no scaling section")
-	}
+	mustSection(t, secs, "scaling")
 	tb := table(t, secs, "scaling-runs")
 	alpha, tput, up, eff, speed, cost := col(t, tb, "α"), col(t, tb, "throughput"), col(t, tb, "scale-up"), col(t, tb, "efficiency"), col(t, tb, "speed-up"), col(t, tb, "cost per ok/s")
 	small, medium := tb.Rows[0], tb.Rows[1]
@@ -266,10 +279,7 @@ func TestScalingFromLabShapes(t *testing.T) {
 func TestProbeSection(t *testing.T) {
 	st, _ := scalingStore(t)
 	secs := all(t, st)
-	sec := sectionByID(secs, "probe")
-	if sec == nil {
-		t.Fatal("no probe section")
-	}
+	sec := mustSection(t, secs, "probe")
 	if !strings.Contains(sec.Summary, "small: estimate 300 req/s at p90 ≤ 150ms after 8 windows") || !strings.Contains(sec.Summary, "medium: estimate 600 req/s") {
 		t.Errorf("summary %s", sec.Summary)
 	}
@@ -317,10 +327,7 @@ func TestSectionsOnlyWithData(t *testing.T) {
 	}
 	st, _ := variationStoreWith(t, bad)
 	secs := all(t, st)
-	sec := sectionByID(secs, "variability")
-	if sec == nil {
-		t.Fatal("no variability section")
-	}
+	sec := mustSection(t, secs, "variability")
 	raw, _ := json.Marshal(sec)
 	if !strings.Contains(string(raw), "no CPU sample of nosuch") {
 		t.Errorf("a host without samples is not reported:\n%s", raw)

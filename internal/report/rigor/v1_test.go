@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/headroom-dev/headroom/internal/report/page"
-	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/results/resultstest"
 )
 
@@ -22,19 +20,9 @@ func TestV1StoreSections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var secs []page.Section
-	for _, b := range []func(*results.Results) ([]page.Section, error){CapacitySections, VariabilitySections, ScalingSections, ProbeSections} {
-		s, err := b(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		secs = append(secs, s...)
-	}
+	secs := sectionsOf(t, r)
 	validates(t, secs)
-	sec := sectionByID(secs, "capacity")
-	if sec == nil {
-		t.Fatal("no capacity section")
-	}
+	sec := mustSection(t, secs, "capacity")
 	for _, want := range []string{"small: no knee", "the SLO p95 ≤ 5ms is met at every level, up to 2000 req/s. big:", "the SLO p95 ≤ 8ms is met at every level"} {
 		if !strings.Contains(sec.Summary, want) {
 			t.Errorf("capacity summary lacks %q:\n%s", want, sec.Summary)

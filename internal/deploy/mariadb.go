@@ -196,21 +196,14 @@ var mariadbReserved = map[string]string{
 // server accepts a value is only known when it starts; a rejected one
 // makes Start fail with the log's reason.
 func CheckMariaDBSettings(settings map[string]string) error {
-	for _, k := range sortedKeys(settings) {
-		if !isMariaDBOption(k) {
-			return fmt.Errorf("managed.settings: %q is not a MariaDB option name; use names such as innodb_buffer_pool_size (lower-case letters, digits, _ and -)", truncateName(k))
-		}
-		field := "managed.settings." + k
-		if why, ok := mariadbReserved[strings.ReplaceAll(k, "-", "_")]; ok {
-			return fmt.Errorf("%s: Headroom sets this itself (%s); remove it", field, why)
-		}
-		for _, r := range settings[k] {
-			if r < 0x20 || r == 0x7f || r == '#' {
-				return fmt.Errorf("%s: the value must be one line without control characters or '#'", field)
-			}
-		}
-	}
-	return nil
+	return settingRules{
+		isName:   isMariaDBOption,
+		notName:  "a MariaDB option name; use names such as innodb_buffer_pool_size (lower-case letters, digits, _ and -)",
+		reserved: mariadbReserved,
+		key:      func(k string) string { return strings.ReplaceAll(k, "-", "_") },
+		forbid:   "#",
+		notValue: " or '#'",
+	}.check(settings)
 }
 
 func isMariaDBOption(k string) bool {

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,23 +16,7 @@ import (
 // the test when MariaDB is not installed.
 func startMariaDB(t *testing.T, m Managed) (*Instance, error) {
 	t.Helper()
-	base := t.TempDir()
-	for _, d := range []string{base, filepath.Dir(base)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	inst, err := Start(context.Background(), MariaDB(), filepath.Join(base, "mariadb"), m)
-	if errors.Is(err, ErrMissingBinary) {
-		if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip("MariaDB is not installed (apt-get install -y mariadb-server): ", err)
-	}
-	if inst != nil {
-		t.Cleanup(func() { _ = inst.Remove(context.Background()) })
-	}
-	return inst, err
+	return startServer(t, MariaDB(), "mariadb", "MariaDB is not installed (apt-get install -y mariadb-server)", m)
 }
 
 func openMariaDB(t *testing.T, cfg *mysql.Config) *sql.DB {

@@ -172,21 +172,12 @@ var postgresReserved = map[string]string{
 // values single lines. Whether PostgreSQL accepts a value is only known
 // when it starts; a rejected one makes Start fail with the log's reason.
 func CheckPostgresSettings(settings map[string]string) error {
-	for _, k := range sortedKeys(settings) {
-		field := "managed.settings." + k
-		if !isSettingName(k) {
-			return fmt.Errorf("managed.settings: %q is not a PostgreSQL setting name; use names such as shared_buffers or pg_stat_statements.max (letters, digits, _ and one dot)", truncateName(k))
-		}
-		if why, ok := postgresReserved[strings.ToLower(k)]; ok {
-			return fmt.Errorf("%s: Headroom sets this itself (%s); remove it", field, why)
-		}
-		for _, r := range settings[k] {
-			if r < 0x20 || r == 0x7f {
-				return fmt.Errorf("%s: the value must be one line without control characters", field)
-			}
-		}
-	}
-	return nil
+	return settingRules{
+		isName:   isSettingName,
+		notName:  "a PostgreSQL setting name; use names such as shared_buffers or pg_stat_statements.max (letters, digits, _ and one dot)",
+		reserved: postgresReserved,
+		key:      strings.ToLower,
+	}.check(settings)
 }
 
 func isSettingName(k string) bool {

@@ -2,9 +2,7 @@ package deploy
 
 import (
 	"context"
-	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,26 +14,7 @@ import (
 // the test when PostgreSQL is not installed.
 func startPostgres(t *testing.T, m Managed) (*Instance, error) {
 	t.Helper()
-	// t.TempDir and its parent are private (0700); the server's user must
-	// be able to enter them.
-	base := t.TempDir()
-	for _, d := range []string{base, filepath.Dir(base)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	dir := filepath.Join(base, "pg")
-	inst, err := Start(context.Background(), Postgres(), dir, m)
-	if errors.Is(err, ErrMissingBinary) {
-		if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip("PostgreSQL is not installed (apt-get install -y postgresql postgresql-contrib): ", err)
-	}
-	if inst != nil {
-		t.Cleanup(func() { _ = inst.Remove(context.Background()) })
-	}
-	return inst, err
+	return startServer(t, Postgres(), "pg", "PostgreSQL is not installed (apt-get install -y postgresql postgresql-contrib)", m)
 }
 
 func connectWorkload(t *testing.T, inst *Instance) *pgx.Conn {

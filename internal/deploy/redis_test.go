@@ -16,20 +16,6 @@ import (
 	"time"
 )
 
-// redisTestDir returns an empty instance directory under t.TempDir(), whose
-// parents the unprivileged server user can enter (MkdirTemp makes the
-// per-test parent 0700).
-func redisTestDir(t *testing.T) string {
-	t.Helper()
-	base := t.TempDir()
-	for d := base; d != os.TempDir() && d != "/" && d != filepath.Dir(d); d = filepath.Dir(d) {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return filepath.Join(base, "redis")
-}
-
 // startRedis starts a managed Redis for the test, or skips the test when
 // redis-server is not installed (fails under HEADROOM_REQUIRE_SERVERS=1).
 func startRedis(t *testing.T, m Managed) *Instance {
@@ -42,7 +28,7 @@ func startRedis(t *testing.T, m Managed) *Instance {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	inst, err := Start(ctx, Redis(), redisTestDir(t), m)
+	inst, err := Start(ctx, Redis(), serverTestDir(t, "redis"), m)
 	if err != nil {
 		t.Fatal(err)
 	}

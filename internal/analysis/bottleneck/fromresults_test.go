@@ -2,7 +2,6 @@ package bottleneck
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +9,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -20,11 +20,7 @@ import (
 // (1e5 bytes/s) carries 1000 x level bytes/s; at level 30 half the
 // requests take 500 ms (SLO threshold 100 ms).
 func TestReaders(t *testing.T) {
-	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "b", SpecYAML: "name: b", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := resultstest.Create(t, "", store.Campaign{Name: "b", SpecYAML: "name: b", CreatedAt: t0})
 	if err := st.AddEvent(store.Event{Time: t0.Add(-time.Second), Kind: results.EventLab,
 		Detail: `{"name":"b","hosts":[{"name":"db1","type":"small","network_mbit":0.8,"volumes":null}]}`}); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package capacity
 import (
 	"math"
 	"math/rand"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -26,11 +26,7 @@ type campaign struct {
 }
 
 func newCampaign(t *testing.T, seed int64) *campaign {
-	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "synthetic", Seed: seed, CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := resultstest.Create(t, "", store.Campaign{Name: "synthetic", Seed: seed, CreatedAt: t0})
 	return &campaign{t: t, st: st, rng: rand.New(rand.NewSource(seed)), at: t0}
 }
 

@@ -3,7 +3,6 @@ package scaling
 import (
 	"encoding/json"
 	"math"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -41,11 +40,7 @@ func TestTreatmentDeploymentV1Lab(t *testing.T) {
 // moment asked about counts.
 func TestDeploymentAtFollowsLimits(t *testing.T) {
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "facts", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := resultstest.Create(t, "", store.Campaign{Name: "facts", CreatedAt: t0})
 	hosts := []map[string]any{
 		{"name": "db1", "type": "small", "vcpus": 0.5, "price_per_hour": 0.09},
 		{"name": "db2", "type": "medium", "vcpus": 1.0, "price_per_hour": 0.18},

@@ -2,13 +2,13 @@ package variability
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -26,11 +26,7 @@ type profile struct {
 }
 
 func newProfile(t *testing.T) *profile {
-	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "profile", CreatedAt: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := resultstest.Create(t, "", store.Campaign{Name: "profile", CreatedAt: t0})
 	return &profile{t: t, st: st, at: t0}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -388,11 +389,7 @@ func TestWriteErrors(t *testing.T) {
 // and sections that say there is nothing to show.
 func TestBuildImportOnly(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "imported", HostJSON: "not json", ToolVersion: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := resultstest.Create(t, dir, store.Campaign{Name: "imported", HostJSON: "not json", ToolVersion: "test"})
 	r := build(t, st)
 	if err := Write(dir, r); err != nil {
 		t.Fatal(err)
@@ -420,11 +417,7 @@ func TestBuildImportOnly(t *testing.T) {
 // why, and takes the load model from the runs.
 func TestBuildUnreadableSpec(t *testing.T) {
 	dir := t.TempDir()
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "old", SpecYAML: "name: old\nload: {model: [closed\n", ToolVersion: "0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := resultstest.Create(t, dir, store.Campaign{Name: "old", SpecYAML: "name: old\nload: {model: [closed\n", ToolVersion: "0.0.1"})
 	addClosedRun(t, st)
 	r := build(t, st)
 	if n := section(t, r, "campaign").Blocks[0].Note; n == nil || n.Level != "warning" || !strings.Contains(n.Text, "does not read as YAML") {
@@ -457,11 +450,7 @@ func TestBuildUnreadableSpec(t *testing.T) {
 func TestBuildSpecTodaysParserRejects(t *testing.T) {
 	dir := t.TempDir()
 	text := "name: old\ntarget: {type: sqlite}\nload: {model: sideways, clients: [4], max_inflight: 3}\nslo: {percentile: 99, threshold: 1ms}\n"
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "old", SpecYAML: text, ToolVersion: "0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := resultstest.Create(t, dir, store.Campaign{Name: "old", SpecYAML: text, ToolVersion: "0.0.1"})
 	addClosedRun(t, st)
 	r := build(t, st)
 	for _, b := range section(t, r, "campaign").Blocks {

@@ -1,11 +1,11 @@
 package page
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -15,11 +15,7 @@ import (
 func TestBuildTreatmentsSeparately(t *testing.T) {
 	dir := t.TempDir()
 	spec := synthSpec + "treatments:\n  - name: slow\n  - name: Fast.2\n    set:\n      load.rates: [800]\n      slo.threshold: 2ms\n"
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: "tr", SpecFile: "tr.yaml", SpecYAML: spec, CreatedAt: synthT0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := resultstest.Create(t, dir, store.Campaign{Name: "tr", SpecFile: "tr.yaml", SpecYAML: spec, CreatedAt: synthT0})
 	start := synthT0
 	add := func(tr string, slot int, li int, level, tput float64) {
 		id, err := st.StartRun(store.Run{Seq: slot, Slot: slot, Treatment: tr, Model: "open", LevelIndex: li, Level: level, Repetition: 1, Start: start})

@@ -3,11 +3,11 @@ package rigor
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
@@ -39,11 +39,7 @@ type synth struct {
 func newSynth(t *testing.T, name, src string) *synth {
 	t.Helper()
 	dir := t.TempDir()
-	st, err := store.Create(filepath.Join(dir, "results.db"), store.Campaign{Name: name, SpecFile: name + ".yaml", SpecYAML: src, Seed: 1, ToolVersion: "test", CreatedAt: synthT0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
+	st := resultstest.Create(t, dir, store.Campaign{Name: name, SpecFile: name + ".yaml", SpecYAML: src, Seed: 1, ToolVersion: "test", CreatedAt: synthT0})
 	return &synth{t: t, st: st, dir: dir, now: synthT0, labs: map[string][]labHost{}, last: "\x00"}
 }
 

@@ -65,20 +65,17 @@ the store.`,
 			if opSize != "" && opSize != assess.OpSizeBest && opSize != assess.OpSizeObserved {
 				return &exitError{ExitUsage, fmt.Sprintf("--op-size %q is not a policy; use best or observed", opSize)}
 			}
-			r, err := resultsFromArg(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			a, err := assess.FromResults(r, opt)
-			if err != nil {
-				return err
-			}
-			pressure.Terminal(c.OutOrStdout(), a)
-			if save {
-				return saveModels(c.OutOrStdout(), r, a)
-			}
-			return nil
+			return withResults(args[0], func(r *results.Results) error {
+				a, err := assess.FromResults(r, opt)
+				if err != nil {
+					return err
+				}
+				pressure.Terminal(c.OutOrStdout(), a)
+				if save {
+					return saveModels(c.OutOrStdout(), r, a)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringArrayVar(&models, "model", nil, "HOST/RESOURCE=FILE: the ESL model of a host's resource, e.g. db1/volume:data=esl.yaml (repeatable)")

@@ -5,6 +5,7 @@ import (
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	bnreport "github.com/headroom-dev/headroom/internal/report/bottleneck"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // newBottleneckCmd is `headroom bottleneck RESULTS_DIR`: the bottleneck
@@ -22,17 +23,14 @@ the tiers, the maximum-throughput and bottleneck maps. Settings come from the
 spec's analysis.bottleneck section. See docs/bottleneck.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			r, err := resultsFromArg(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			a, err := ab.FromResults(r)
-			if err != nil {
-				return err
-			}
-			bnreport.Terminal(c.OutOrStdout(), a)
-			return nil
+			return withResults(args[0], func(r *results.Results) error {
+				a, err := ab.FromResults(r)
+				if err != nil {
+					return err
+				}
+				bnreport.Terminal(c.OutOrStdout(), a)
+				return nil
+			})
 		},
 	}
 }

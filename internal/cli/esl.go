@@ -57,40 +57,37 @@ The model is written as YAML to --output (default: standard output).`,
   headroom esl build /tmp/esl/esl-lab-volume-* -o lab-300.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			r, err := resultsFromArg(args[0])
-			if err != nil {
-				return err
-			}
-			defer r.Close()
-			runs, err := eslbuild.FromResults(r, volume)
-			if err != nil {
-				return err
-			}
-			if name == "" {
-				name = r.Campaign().Name
-			}
-			m, err := esl.Build(name, runs, bins)
-			if err != nil {
-				return err
-			}
-			doc, err := yaml.Marshal(m)
-			if err != nil {
-				return err
-			}
-			summary := c.OutOrStdout()
-			if out == "" {
-				if _, err := c.OutOrStdout().Write(doc); err != nil {
+			return withResults(args[0], func(r *results.Results) error {
+				runs, err := eslbuild.FromResults(r, volume)
+				if err != nil {
 					return err
 				}
-				summary = c.ErrOrStderr()
-			} else if err := os.WriteFile(out, doc, 0o644); err != nil {
-				return fmt.Errorf("cannot write %s: %w", out, err)
-			}
-			writeBuildSummary(summary, m, runs)
-			if out != "" {
-				fmt.Fprintf(summary, "Model: %s\n", out)
-			}
-			return nil
+				if name == "" {
+					name = r.Campaign().Name
+				}
+				m, err := esl.Build(name, runs, bins)
+				if err != nil {
+					return err
+				}
+				doc, err := yaml.Marshal(m)
+				if err != nil {
+					return err
+				}
+				summary := c.OutOrStdout()
+				if out == "" {
+					if _, err := c.OutOrStdout().Write(doc); err != nil {
+						return err
+					}
+					summary = c.ErrOrStderr()
+				} else if err := os.WriteFile(out, doc, 0o644); err != nil {
+					return fmt.Errorf("cannot write %s: %w", out, err)
+				}
+				writeBuildSummary(summary, m, runs)
+				if out != "" {
+					fmt.Fprintf(summary, "Model: %s\n", out)
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the model to this file (default: standard output)")
@@ -244,21 +241,22 @@ campaign has several).`,
 				}
 				entries = append(entries, modelShown{host: args[0], model: m, origin: origin})
 			case isResults(args[0]):
-				r, err := resultsFromArg(args[0])
-				if err != nil {
-					return err
-				}
-				defer r.Close()
-				a, err := assess.FromResults(r, assess.Options{})
-				if err != nil {
-					return err
-				}
-				for _, t := range a.Treatments {
-					for _, m := range t.Models {
-						if (host == "" || m.Host == host) && (resource == "" || m.Resource == resource) && (treatment == "" || t.Name == treatment) {
-							entries = append(entries, modelShown{treatment: t.Name, host: m.Host, resource: m.Resource, model: m.Model, origin: m.Origin, from: m.From})
+				err := withResults(args[0], func(r *results.Results) error {
+					a, err := assess.FromResults(r, assess.Options{})
+					if err != nil {
+						return err
+					}
+					for _, t := range a.Treatments {
+						for _, m := range t.Models {
+							if (host == "" || m.Host == host) && (resource == "" || m.Resource == resource) && (treatment == "" || t.Name == treatment) {
+								entries = append(entries, modelShown{treatment: t.Name, host: m.Host, resource: m.Resource, model: m.Model, origin: m.Origin, from: m.From})
+							}
 						}
 					}
+					return nil
+				})
+				if err != nil {
+					return err
 				}
 				if len(entries) == 0 {
 					return fmt.Errorf("%s gives no ESL model%s; models come from a lab event, analysis.esl.models or headroom assess --model", args[0], selection(host, resource, treatment))

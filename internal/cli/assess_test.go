@@ -175,17 +175,8 @@ func TestReportNeverWritesAndAssessSaves(t *testing.T) {
 	}
 	stored := func() []string {
 		t.Helper()
-		r, err := results.Open(db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		ms, err := r.ESLModels()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var out []string
-		for _, m := range ms {
+		for _, m := range storedModels(t, db) {
 			out = append(out, m.Treatment+" "+m.Host+"/"+m.Resource+" "+m.Origin)
 		}
 		return out
@@ -214,4 +205,19 @@ func TestReportNeverWritesAndAssessSaves(t *testing.T) {
 	if _, e, code := runCommand(t, newAssessCmd(), "--save", "--no-save", dir); code != ExitUsage {
 		t.Errorf("--save --no-save: exit %d %s", code, e)
 	}
+}
+
+// storedModels reads the ESL models kept in the results database at path.
+func storedModels(t *testing.T, path string) []store.ESLModel {
+	t.Helper()
+	r, err := results.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ms, err := r.ESLModels()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }

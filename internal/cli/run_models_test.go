@@ -4,8 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // headroom run keeps the ESL model files its spec names in the results it
@@ -34,16 +32,7 @@ func TestRunKeepsTheModelFilesItsSpecNames(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no results path in output:\n%s", out)
 	}
-	r, err := results.Open(m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	ms, err := r.ESLModels()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ms) != 1 || ms[0].Host != "somewhere" || ms[0].Resource != "cpu" {
+	if ms := storedModels(t, m[1]); len(ms) != 1 || ms[0].Host != "somewhere" || ms[0].Resource != "cpu" {
 		t.Fatalf("stored models = %+v; want the one cpu.yaml names", ms)
 	}
 }

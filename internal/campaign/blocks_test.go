@@ -1,14 +1,11 @@
 package campaign
 
 import (
-	"context"
-	"encoding/json"
 	"reflect"
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
-	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // Factor treatments interleaved by repetition run in the spec's block
@@ -34,57 +31,29 @@ factors:
 treatment_order: randomized
 blocks: repetition
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, st := start(t, s)
 	if out.Runs != 8 || out.Completed != 8 {
 		t.Errorf("outcome %+v", out)
 	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type key struct {
-		tr   string
-		slot int
-		rep  int
-	}
-	var got, want []key
-	for _, r := range runs {
-		got = append(got, key{r.Treatment, r.Slot, r.Repetition})
-		if r.Status != store.StatusCompleted {
-			t.Errorf("run %d: %s %s", r.ID, r.Status, r.Message)
-		}
-	}
+	got := completedRunKeys(t, storedRuns(t, st, 8))
+	var want []runKey
 	for _, b := range s.Blocks() {
 		for _, p := range b.Runs {
-			want = append(want, key{s.Treatments[b.Treatment].Name, b.Treatment*spec.SlotsPerTreatment + p.Slot, p.Repetition})
+			want = append(want, runKey{s.Treatments[b.Treatment].Name, b.Treatment*spec.SlotsPerTreatment + p.Slot, p.Level, p.Repetition})
 		}
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("runs in order\n%v\nwant the blocks' order\n%v", got, want)
 	}
 	for i, k := range got {
-		if k.rep != 1+i/4 {
-			t.Errorf("run %d is repetition %d; every treatment's repetition 1 should come first", i, k.rep)
+		if k.Repetition != 1+i/4 {
+			t.Errorf("run %d is repetition %d; every treatment's repetition 1 should come first", i, k.Repetition)
 		}
 	}
 
 	// Every block but the first follows another treatment's block on the
 	// shared file, so each one loaded its treatment's data.
-	evs, _ := st.Events(-1)
-	var populated []string
-	for _, e := range evs {
-		if e.Kind == eventPopulated {
-			var d populatedDetail
-			if err := json.Unmarshal([]byte(e.Detail), &d); err != nil {
-				t.Fatal(err)
-			}
-			populated = append(populated, d.Treatment)
-		}
-	}
+	populated := populatedTreatments(t, st)
 	var blockOrder []string
 	for _, b := range s.Blocks() {
 		blockOrder = append(blockOrder, s.Treatments[b.Treatment].Name)
@@ -109,14 +78,5 @@ blocks: repetition
 	}
 
 	// A resume has nothing left to do and opens no target.
-	again, err := Resume(context.Background(), out.Dir, Options{})
-	if err != nil || again.Completed != 8 || again.Runs != 8 {
-		t.Errorf("resume: %+v %v", again, err)
-	}
-	if runs2, _ := st.Runs(); len(runs2) != 8 {
-		t.Errorf("resume ran again: %d runs", len(runs2))
-	}
-	if evs2, _ := st.Events(-1); len(evs2) != len(evs) {
-		t.Errorf("resume added %d events", len(evs2)-len(evs))
-	}
+	resumeFindsNothingToDo(t, out, st, 8)
 }

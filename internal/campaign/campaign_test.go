@@ -13,32 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/store"
 	_ "github.com/headroom-dev/headroom/internal/target/http"
 	_ "github.com/headroom-dev/headroom/internal/target/sqlite"
 )
-
-func parse(t *testing.T, dir, yaml string) *spec.Spec {
-	t.Helper()
-	path := filepath.Join(dir, "spec.yaml")
-	s, err := spec.Parse(path, []byte(yaml))
-	if err != nil {
-		t.Fatalf("spec: %v", err)
-	}
-	s.File = path
-	return s
-}
-
-func openStore(t *testing.T, out Outcome) *store.Store {
-	t.Helper()
-	st, err := store.Open(out.StorePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st
-}
 
 // A server that goes away mid-run: the run fails with the cause after
 // dead_after, keeps the intervals measured before, and on_failure: stop
@@ -121,15 +99,8 @@ reset: repopulate
 monitor: {enabled: false}
 output: out
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil || len(runs) != 3 {
-		t.Fatalf("runs: %v, %d", err, len(runs))
-	}
+	out, st := start(t, s)
+	runs := storedRuns(t, st, 3)
 	for i, r := range runs {
 		evs, err := st.Events(r.ID)
 		if err != nil {
@@ -222,15 +193,8 @@ interval: 200ms
 monitor: {enabled: false}
 output: out
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil || len(runs) != 2 {
-		t.Fatalf("runs: %v, %d", err, len(runs))
-	}
+	out, st := start(t, s)
+	runs := storedRuns(t, st, 2)
 	var inserted int64
 	for _, r := range runs {
 		ivs, err := st.Intervals(r.ID, "")
@@ -282,16 +246,8 @@ reset: repopulate
 monitor: {enabled: false}
 output: out
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil || len(runs) != 3 {
-		t.Fatalf("runs: %v, %d", err, len(runs))
-	}
-	for _, r := range runs {
+	_, st := start(t, s)
+	for _, r := range storedRuns(t, st, 3) {
 		ivs, err := st.Intervals(r.ID, "")
 		if err != nil {
 			t.Fatal(err)

@@ -1,16 +1,13 @@
 package campaign
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -19,44 +16,13 @@ import (
 	_ "github.com/headroom-dev/headroom/internal/target/redis"
 )
 
-// needLab skips where a lab cannot be made (HEADROOM_REQUIRE_LAB=1 fails
-// instead), and where the server binary is missing.
-func needLab(t *testing.T, bin, pkg string) {
-	t.Helper()
-	fail := t.Skipf
-	if os.Getenv("HEADROOM_REQUIRE_LAB") == "1" {
-		fail = t.Fatalf
-	}
-	if err := lab.Preflight(); err != nil {
-		fail("lab not available: %v", err)
-	}
-	if _, err := exec.LookPath(bin); err != nil {
-		matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + bin)
-		if len(matches) == 0 {
-			fail("%s is not installed (apt-get install %s)", bin, pkg)
-		}
-	}
-}
-
-// searchableDir is a results directory the unprivileged server users can
-// enter (t.TempDir's are private).
-func searchableDir(t *testing.T) string {
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
-}
-
 // The designed cause: PostgreSQL on a lab host whose memory is too small
 // for the table and whose volume is provisioned at 200 IOPS. Offered far
 // more reads than that, the volume serves 200 reads/s and throughput stays
 // well below the offered rate; the host's volume samples show it.
 func TestLabVolumeLimitsManagedPostgres(t *testing.T) {
-	needLab(t, "postgres", "postgresql")
-	dir := searchableDir(t)
+	labtest.NeedServer(t, "postgres", "postgresql")
+	dir := labtest.SearchableDir(t)
 	s := parse(t, dir, `
 name: lab-pg
 lab:
@@ -70,16 +36,8 @@ phases: {warmup: 3s, measure: 6s}
 monitor: {disks: [], interfaces: []}
 output: out
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil || len(runs) != 1 {
-		t.Fatalf("runs %v, %v", runs, err)
-	}
-	r := runs[0]
+	_, st := start(t, s)
+	r := storedRuns(t, st, 1)[0]
 	samples, err := st.Samples(store.SampleFilter{RunID: r.ID})
 	if err != nil {
 		t.Fatal(err)
@@ -139,11 +97,9 @@ output: out
 // times out, a killed one refuses connections. Every fault is recorded,
 // and the server is started again after the run.
 func TestLabEventsSeenByClient(t *testing.T) {
-	needLab(t, "redis-server", "redis-server")
-	if _, err := exec.LookPath("iptables"); err != nil {
-		needLab(t, "iptables", "iptables")
-	}
-	dir := searchableDir(t)
+	labtest.NeedServer(t, "redis-server", "redis-server")
+	labtest.NeedServer(t, "iptables", "iptables")
+	dir := labtest.SearchableDir(t)
 	s := parse(t, dir, `
 name: lab-faults
 lab:
@@ -163,16 +119,8 @@ events:
   - {at: 8s, action: kill, host: kv}
 output: out
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, out)
-	runs, _ := st.Runs()
-	if len(runs) != 1 {
-		t.Fatalf("runs: %+v", runs)
-	}
-	r := runs[0]
+	_, st := start(t, s)
+	r := storedRuns(t, st, 1)[0]
 	ivs, err := st.Intervals(r.ID, "measure")
 	if err != nil {
 		t.Fatal(err)

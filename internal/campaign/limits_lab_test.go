@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"context"
 	"math"
 	"testing"
 	"time"
@@ -9,6 +8,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/analysis/esl"
 	"github.com/headroom-dev/headroom/internal/analysis/pressure"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -26,8 +26,8 @@ import (
 // busier direction against reads + writes; each is checked by its own
 // definition.)
 func TestSetVolumeMidRunChangesTheLimitTheAnalysesUse(t *testing.T) {
-	needLab(t, "postgres", "postgresql")
-	dir := searchableDir(t)
+	labtest.NeedServer(t, "postgres", "postgresql")
+	dir := labtest.SearchableDir(t)
 	s := parse(t, dir, `
 name: lab-set-volume
 lab:
@@ -43,11 +43,7 @@ events:
 monitor: {disks: [], interfaces: []}
 output: out
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := openStore(t, out)
+	_, st := start(t, s)
 	r, err := results.New(st)
 	if err != nil {
 		t.Fatal(err)

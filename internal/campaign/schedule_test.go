@@ -1,7 +1,6 @@
 package campaign
 
 import (
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -39,18 +38,11 @@ treatments:
   - name: traced
     set: {load.schedule: {trace: load.csv}}
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, st := start(t, s)
 	if out.Runs != 2 || out.Completed != 2 {
 		t.Fatalf("outcome %+v", out)
 	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
+	runs := storedRuns(t, st, 2)
 	cases := []struct {
 		treatment string
 		level     float64   // mean rate over the 2 s measured phase

@@ -1,11 +1,8 @@
 package campaign
 
 import (
-	"context"
-	"encoding/json"
 	"testing"
 
-	"github.com/headroom-dev/headroom/internal/store"
 	_ "github.com/headroom-dev/headroom/internal/target/null"
 )
 
@@ -30,31 +27,13 @@ treatments:
       load.rates: [150]
       workload.ycsb: c
 `)
-	out, err := Start(context.Background(), s, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, st := start(t, s)
 	if out.Runs != 3 || out.Completed != 3 {
 		t.Errorf("outcome %+v", out)
 	}
-	st := openStore(t, out)
-	runs, err := st.Runs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	type key struct {
-		tr    string
-		slot  int
-		level float64
-	}
-	var got []key
-	for _, r := range runs {
-		got = append(got, key{r.Treatment, r.Slot, r.Level})
-		if r.Status != store.StatusCompleted {
-			t.Errorf("run %d: %s %s", r.ID, r.Status, r.Message)
-		}
-	}
-	want := []key{{"base", 0, 50}, {"base", 1, 100}, {"more", 100000, 150}}
+	runs := storedRuns(t, st, 3)
+	got := completedRunKeys(t, runs)
+	want := []runKey{{"base", 0, 50, 1}, {"base", 1, 100, 1}, {"more", 100000, 150, 1}}
 	if len(got) != len(want) {
 		t.Fatalf("runs %+v", got)
 	}
@@ -70,26 +49,9 @@ treatments:
 			t.Errorf("treatment more ran a %s", iv.Op)
 		}
 	}
-	evs, _ := st.Events(-1)
-	var populated []string
-	for _, e := range evs {
-		if e.Kind == eventPopulated {
-			var d populatedDetail
-			if err := json.Unmarshal([]byte(e.Detail), &d); err != nil {
-				t.Fatal(err)
-			}
-			populated = append(populated, d.Treatment)
-		}
-	}
-	if len(populated) != 2 || populated[0] != "base" || populated[1] != "more" {
+	if populated := populatedTreatments(t, st); len(populated) != 2 || populated[0] != "base" || populated[1] != "more" {
 		t.Errorf("populated events by treatment: %v", populated)
 	}
 	// A resume has nothing left to do.
-	again, err := Resume(context.Background(), out.Dir, Options{})
-	if err != nil || again.Completed != 3 {
-		t.Errorf("resume: %+v %v", again, err)
-	}
-	if runs2, _ := st.Runs(); len(runs2) != 3 {
-		t.Errorf("resume ran again: %d runs", len(runs2))
-	}
+	resumeFindsNothingToDo(t, out, st, 3)
 }

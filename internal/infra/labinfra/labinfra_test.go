@@ -11,21 +11,10 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/infra"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/monitor"
 )
-
-// needLab skips where a lab cannot be made (HEADROOM_REQUIRE_LAB=1 fails
-// instead).
-func needLab(t *testing.T) {
-	t.Helper()
-	if err := lab.Preflight(); err != nil {
-		if os.Getenv("HEADROOM_REQUIRE_LAB") == "1" {
-			t.Fatalf("lab not available: %v", err)
-		}
-		t.Skipf("lab not available: %v", err)
-	}
-}
 
 func provider(t *testing.T, name string) *Provider {
 	t.Helper()
@@ -45,7 +34,7 @@ func provider(t *testing.T, name string) *Provider {
 // the volume's share, limits that follow run-time changes, and a lab
 // taken down again by the provider that brought it up.
 func TestLabProvider(t *testing.T) {
-	needLab(t)
+	labtest.Need(t)
 	const name = "t-infra-lab"
 	lab.Down(name)
 	t.Cleanup(func() { lab.Down(name) })
@@ -151,13 +140,7 @@ func TestLabProvider(t *testing.T) {
 
 	// A second provider of the same lab takes the running lab as it is and
 	// leaves it up; the one that brought it up takes it down.
-	other := provider(t, name)
-	if _, err := other.Up(context.Background(), infra.UpOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	if err := other.Down(); err != nil {
-		t.Fatal(err)
-	}
+	upThenDown(t, provider(t, name))
 	if _, err := lab.Open(name); err != nil {
 		t.Fatalf("a provider that found the lab up took it down: %v", err)
 	}
@@ -177,7 +160,7 @@ func TestLabProvider(t *testing.T) {
 
 // The spec's keep leaves a lab up after Down.
 func TestLabProviderKeep(t *testing.T) {
-	needLab(t)
+	labtest.Need(t)
 	const name = "t-infra-keep"
 	lab.Down(name)
 	t.Cleanup(func() { lab.Down(name) })
@@ -185,13 +168,19 @@ func TestLabProviderKeep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	upThenDown(t, p)
+	if _, err := lab.Open(name); err != nil {
+		t.Fatalf("lab.keep: the lab is gone: %v", err)
+	}
+}
+
+// upThenDown brings p's lab up (or takes it as it is) and calls p.Down.
+func upThenDown(t *testing.T, p *Provider) {
+	t.Helper()
 	if _, err := p.Up(context.Background(), infra.UpOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Down(); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := lab.Open(name); err != nil {
-		t.Fatalf("lab.keep: the lab is gone: %v", err)
 	}
 }

@@ -244,21 +244,14 @@ func TestVersionAndHelp(t *testing.T) {
 // populated once, every run completes without errors, and the summary has
 // both of workload F's operation types.
 func TestSQLiteClosedLoopCampaign(t *testing.T) {
-	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/sqlite-closed.yaml")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := runQuiet(t, "testdata/sqlite-closed.yaml")
 	for _, want := range []string{"1 clients offered", "2 clients offered", "read_modify_write", "errors 0"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("summary lacks %q:\n%s", want, out)
 		}
 	}
-	m := resultsDB.FindStringSubmatch(out)
-	st, err := store.Open(m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := resultsPath(t, out)
+	st := openResults(t, out)
 	evs, _ := st.Events(-1)
 	populated := 0
 	for _, e := range evs {
@@ -275,7 +268,7 @@ func TestSQLiteClosedLoopCampaign(t *testing.T) {
 			t.Fatalf("run %+v", r)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(m[1]), "target.db")); err != nil {
+	if _, err := os.Stat(filepath.Join(filepath.Dir(db), "target.db")); err != nil {
 		t.Fatalf("target database not in the results directory: %v", err)
 	}
 }
@@ -284,10 +277,7 @@ func TestSQLiteClosedLoopCampaign(t *testing.T) {
 // three runs of a half-insert workload on one SQLite file see no
 // constraint errors.
 func TestInsertsContinueAcrossRuns(t *testing.T) {
-	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/sqlite-inserts.yaml")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := runQuiet(t, "testdata/sqlite-inserts.yaml")
 	st := openResults(t, out)
 	runs, _ := st.Runs()
 	if len(runs) != 3 {
@@ -304,10 +294,7 @@ func TestInsertsContinueAcrossRuns(t *testing.T) {
 // 200 req/s meets the SLO at 60 req/s and fails it at 400 req/s, where the
 // throughput is capped near its capacity.
 func TestSLOFailsWhereCapacityIsExceeded(t *testing.T) {
-	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/queue.yaml")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := runQuiet(t, "testdata/queue.yaml")
 	if !strings.Contains(out, "met up to 60 req/s; first fails at 400 req/s") {
 		t.Fatalf("SLO verdict:\n%s", out)
 	}
@@ -328,10 +315,7 @@ func TestSLOFailsWhereCapacityIsExceeded(t *testing.T) {
 // Resource samples are stored per run on the same interval boundaries as
 // the latency intervals, and the summary reports the host.
 func TestMonitoringAlignedWithIntervals(t *testing.T) {
-	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/queue.yaml")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := runQuiet(t, "testdata/queue.yaml")
 	if !strings.Contains(out, "  host ") || !strings.Contains(out, "CPU ") {
 		t.Fatalf("summary lacks the host line:\n%s", out)
 	}
@@ -429,10 +413,7 @@ func TestImport(t *testing.T) {
 // read before they finish (review finding: "latest" picked queued inserts
 // and the reads failed with not_found).
 func TestLatestReadsOnlyFinishedInserts(t *testing.T) {
-	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), "testdata/sqlite-latest.yaml")
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := runQuiet(t, "testdata/sqlite-latest.yaml")
 	st := openResults(t, out)
 	runs, _ := st.Runs()
 	ivs, _ := st.Intervals(runs[0].ID, "")
@@ -446,14 +427,32 @@ func TestLatestReadsOnlyFinishedInserts(t *testing.T) {
 	}
 }
 
-// openResults opens the results database whose path a run printed.
-func openResults(t *testing.T, out string) *store.Store {
+// runQuiet runs the campaign of the spec file at path with -q into a
+// temporary directory and returns what it printed; a non-zero exit fails
+// the test.
+func runQuiet(t *testing.T, path string) string {
+	t.Helper()
+	out, errOut, code := headroom(t, "run", "-q", "-o", t.TempDir(), path)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	return out
+}
+
+// resultsPath is the results database whose path a run or probe printed.
+func resultsPath(t *testing.T, out string) string {
 	t.Helper()
 	m := resultsDB.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no results path in output:\n%s", out)
 	}
-	st, err := store.Open(m[1])
+	return m[1]
+}
+
+// openResults opens the results database whose path a run or probe printed.
+func openResults(t *testing.T, out string) *store.Store {
+	t.Helper()
+	st, err := store.Open(resultsPath(t, out))
 	if err != nil {
 		t.Fatal(err)
 	}

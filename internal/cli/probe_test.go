@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/campaign"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/probe"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -55,6 +56,31 @@ func limitedServer(t *testing.T, rate float64) *httptest.Server {
 	return s
 }
 
+// webSpec is a spec that probes the http server at url, with more
+// (sections of its own) at its end.
+func webSpec(url, more string) string {
+	return fmt.Sprintf(`name: web
+target: {type: http, base_url: %q, read: {path: "/kv/{key}"}}
+workload: {ycsb: c, record_count: 1000}
+load: {model: open, rates: [1]}
+phases: {populate: false}
+`, url) + more
+}
+
+// probeWeb writes src as the spec file dir/web.yaml and probes it in
+// process with args after the spec's path, the results going to dir/out;
+// a non-zero exit fails the test. It returns what the probe printed.
+func probeWeb(t *testing.T, dir, src string, args ...string) (stdout, stderr string) {
+	t.Helper()
+	specPath := writeFile(t, dir, "web.yaml", src)
+	var out, errOut bytes.Buffer
+	code := Main(append(append([]string{"probe", specPath}, args...), "-o", filepath.Join(dir, "out")), &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
+	}
+	return out.String(), errOut.String()
+}
+
 var estimateLine = regexp.MustCompile(`estimate: (\S+) req/s at p90 <= 150ms \((\d+) windows\)`)
 
 // The real probe, end to end: the http target against a server of 400
@@ -62,40 +88,17 @@ var estimateLine = regexp.MustCompile(`estimate: (\S+) req/s at p90 <= 150ms \((
 // the designed capacity, and every window and second must be stored.
 func TestProbeFindsHTTPServerCapacity(t *testing.T) {
 	srv := limitedServer(t, 400)
-	dir := t.TempDir()
-	specPath := filepath.Join(dir, "web.yaml")
-	src := fmt.Sprintf(`name: web
-target: {type: http, base_url: %q, read: {path: "/kv/{key}"}}
-workload: {ycsb: c, record_count: 1000}
-load: {model: open, rates: [1]}
-phases: {populate: false}
-`, srv.URL)
-	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	code := Main([]string{"probe", specPath, "--start-rate", "100", "--window", "2s", "-o", filepath.Join(dir, "out")}, &out, &errOut)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
-	}
-	t.Log("\n" + out.String())
-	m := estimateLine.FindStringSubmatch(out.String())
+	out, errOut := probeWeb(t, t.TempDir(), webSpec(srv.URL, ""), "--start-rate", "100", "--window", "2s")
+	t.Log("\n" + out)
+	m := estimateLine.FindStringSubmatch(out)
 	if m == nil {
-		t.Fatalf("no estimate:\n%s\n%s", out.String(), errOut.String())
+		t.Fatalf("no estimate:\n%s\n%s", out, errOut)
 	}
 	est, _ := strconv.ParseFloat(m[1], 64)
 	if math.Abs(est-400) > 0.15*400 {
-		t.Fatalf("estimate %v req/s is not within 15%% of 400:\n%s", est, out.String())
+		t.Fatalf("estimate %v req/s is not within 15%% of 400:\n%s", est, out)
 	}
-	db := resultsDB.FindStringSubmatch(out.String())
-	if db == nil {
-		t.Fatalf("no results path:\n%s", out.String())
-	}
-	st, err := store.Open(db[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openResults(t, out)
 	ps, err := st.Probes()
 	if err != nil || len(ps) != 1 {
 		t.Fatalf("probes %v %v", ps, err)
@@ -145,36 +148,18 @@ phases: {populate: false}
 // records them, and the probes are compared at the end.
 func TestProbeTreatmentsRecordFacts(t *testing.T) {
 	srv := limitedServer(t, 200)
-	dir := t.TempDir()
-	specPath := filepath.Join(dir, "web.yaml")
-	src := fmt.Sprintf(`name: web
-target: {type: http, base_url: %q, read: {path: "/kv/{key}"}}
-workload: {ycsb: c, record_count: 1000}
-load: {model: open, rates: [1]}
-phases: {populate: false}
-treatments:
+	treatments := `treatments:
   - name: slow
   - name: fast
     set: {load.timeout: 2s}
-`, srv.URL)
-	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var out, errOut bytes.Buffer
-	code := Main([]string{"probe", specPath, "--start-rate", "50", "--window", "1s", "--max-windows", "2", "--no-report", "-o", filepath.Join(dir, "out")}, &out, &errOut)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errOut.String())
-	}
+`
+	out, _ := probeWeb(t, t.TempDir(), webSpec(srv.URL, treatments), "--start-rate", "50", "--window", "1s", "--max-windows", "2", "--no-report")
 	for _, want := range []string{"treatment 1/2: slow", "treatment 2/2: fast", "comparison of the treatments"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("the output lacks %q:\n%s", want, out.String())
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
 	}
-	db := resultsDB.FindStringSubmatch(out.String())
-	if db == nil {
-		t.Fatalf("no results path:\n%s", out.String())
-	}
-	r, err := results.Open(db[1])
+	r, err := results.Open(resultsPath(t, out))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,15 +183,11 @@ treatments:
 // far, marks the probe interrupted and exits 130.
 func TestProbeInterrupt(t *testing.T) {
 	dir := t.TempDir()
-	specPath := filepath.Join(dir, "null.yaml")
-	src := `name: nullprobe
+	specPath := writeFile(t, dir, "null.yaml", `name: nullprobe
 target: {type: null, service_time: 1ms, servers: 4}
 workload: {ycsb: c, record_count: 100}
 load: {model: open, rates: [1]}
-`
-	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	cmd := exec.Command(binary, "probe", specPath, "--start-rate", "50", "--window", "2s", "-o", filepath.Join(dir, "out"))
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -317,14 +298,9 @@ func TestProbeRTTAddressOfManagedServer(t *testing.T) {
 // session in a temporary directory) and closes it when the test ends.
 func openTarget(t *testing.T, src string) (target.Target, string) {
 	t.Helper()
-	dir := t.TempDir()
-	for _, d := range []string{filepath.Dir(dir), dir} {
-		// A managed server runs as an unprivileged user, who must be able
-		// to enter the results directory.
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// A managed server runs as an unprivileged user, who must be able to
+	// enter the results directory.
+	dir := labtest.SearchableDir(t)
 	s, err := spec.Parse(filepath.Join(dir, "a.yaml"), []byte("name: a\ntarget: "+src+"\nworkload: {ycsb: c}\nload: {model: open, rates: [1]}\noutput: out\n"))
 	if err != nil {
 		t.Fatalf("%s: %v", src, err)
@@ -346,12 +322,7 @@ func openTarget(t *testing.T, src string) (target.Target, string) {
 // fails instead).
 func needLabRoot(t *testing.T) {
 	t.Helper()
-	if err := lab.Preflight(); err != nil {
-		if os.Getenv("HEADROOM_REQUIRE_LAB") == "1" {
-			t.Fatalf("lab not available: %v", err)
-		}
-		t.Skipf("lab not available: %v", err)
-	}
+	labtest.Need(t)
 }
 
 // The probe against a server whose capacity a lab host's CPU quota limits
@@ -406,15 +377,11 @@ func TestProbeFindsCPUQuotaOfLabHost(t *testing.T) {
 	}
 	addr := web.Addr + ":8080"
 
-	specPath := filepath.Join(dir, "web.yaml")
-	src := "name: web-cpu\n" + labSection + fmt.Sprintf(`target: {type: http, base_url: "http://%s", read: {path: "/kv/{key}"}}
+	specPath := writeFile(t, dir, "web.yaml", "name: web-cpu\n"+labSection+fmt.Sprintf(`target: {type: http, base_url: "http://%s", read: {path: "/kv/{key}"}}
 workload: {ycsb: c, record_count: 1000}
 load: {model: open, arrival: constant, rates: [1]}
 phases: {populate: false}
-`, addr)
-	if err := os.WriteFile(specPath, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`, addr))
 	out, errOut, code := headroom(t, "probe", specPath, "--start-rate", "10", "--window", "3s", "-o", filepath.Join(dir, "out"))
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
@@ -436,12 +403,8 @@ phases: {populate: false}
 		t.Fatalf("estimate %v req/s is not within 15%% of the %.1f req/s the host serves", est, served)
 	}
 
-	db := resultsDB.FindStringSubmatch(out)
-	st, err := store.Open(db[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	db := resultsPath(t, out)
+	st := openResults(t, out)
 	ps, err := st.Probes()
 	if err != nil || len(ps) != 1 || ps[0].RTTAddr != addr || ps[0].Estimate != est {
 		t.Fatalf("probes %+v %v", ps, err)
@@ -457,7 +420,7 @@ phases: {populate: false}
 	if _, err := lab.Open(labName); err != nil {
 		t.Errorf("the probe took down a lab it did not bring up: %v", err)
 	}
-	raw, err := os.ReadFile(filepath.Join(filepath.Dir(db[1]), "report.json"))
+	raw, err := os.ReadFile(filepath.Join(filepath.Dir(db), "report.json"))
 	if err != nil || !strings.Contains(string(raw), `"id": "probe-p1-surface"`) {
 		t.Errorf("report.json lacks the probe's surface: %v", err)
 	}

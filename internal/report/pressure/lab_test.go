@@ -14,7 +14,7 @@ import (
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/campaign"
-	"github.com/headroom-dev/headroom/internal/lab"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
@@ -78,13 +78,7 @@ func shortAisle(t *testing.T, dir string) *spec.Spec {
 // and by scaling out. Only directions are asserted, with margins that hold
 // on a busy 2-core machine.
 func TestAisleLoopOnLab(t *testing.T) {
-	fail := t.Skipf
-	if os.Getenv("HEADROOM_REQUIRE_LAB") == "1" {
-		fail = t.Fatalf
-	}
-	if err := lab.Preflight(); err != nil {
-		fail("lab not available: %v", err)
-	}
+	labtest.Need(t)
 	if _, err := exec.LookPath("postgres"); err != nil {
 		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
 			if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
@@ -93,12 +87,7 @@ func TestAisleLoopOnLab(t *testing.T) {
 			t.Skip("postgres is not installed (apt-get install postgresql)")
 		}
 	}
-	dir := t.TempDir()
-	for _, p := range []string{filepath.Dir(dir), dir} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := labtest.SearchableDir(t)
 	out, err := campaign.Start(context.Background(), shortAisle(t, dir), campaign.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -52,13 +52,11 @@ func newSampler(m spec.Monitor, extraPIDs []int) (*procfs.Sampler, error) {
 	if len(m.Processes) > 0 {
 		// Monitoring processes at all means the server's too. A server's
 		// worker process may exit between listing and opening (a
-		// PostgreSQL backend ending with its connection): skip those.
+		// PostgreSQL backend ending with its connection): procfs skips
+		// those.
 		for _, pid := range extraPIDs {
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err != nil {
-				continue
-			}
 			if pid > 0 && !slices.Contains(cfg.PIDs, pid) {
-				cfg.PIDs = append(cfg.PIDs, pid)
+				cfg.TransientPIDs = append(cfg.TransientPIDs, pid)
 			}
 		}
 	}

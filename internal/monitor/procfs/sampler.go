@@ -53,6 +53,10 @@ type Config struct {
 	// PIDs are processes; each is sampled as a whole (all its threads,
 	// including exited ones; not its children).
 	PIDs []int
+	// TransientPIDs are processes sampled like PIDs that may end before
+	// sampling starts (a server's workers: a PostgreSQL backend exits with
+	// its connection); one that is gone by then is left out, not an error.
+	TransientPIDs []int
 
 	// Cgroups are paths relative to the hierarchy root, as in
 	// /proc/PID/cgroup, e.g. "/headroom/db1". If any of the v1 cpu,
@@ -99,7 +103,7 @@ func New(cfg Config) (*Sampler, error) {
 		s.host = h
 	}
 	if !cfg.CPU && !cfg.PerCore && !cfg.Memory && len(cfg.Disks) == 0 && !cfg.AllDisks &&
-		len(cfg.Interfaces) == 0 && !cfg.AllInterfaces && len(cfg.PIDs) == 0 && len(cfg.Cgroups) == 0 {
+		len(cfg.Interfaces) == 0 && !cfg.AllInterfaces && len(cfg.PIDs) == 0 && len(cfg.TransientPIDs) == 0 && len(cfg.Cgroups) == 0 {
 		return nil, errors.New("procfs: nothing to sample; enable CPU, PerCore, Memory, disks, interfaces, PIDs or cgroups in the Config")
 	}
 	ok := false
@@ -140,6 +144,15 @@ func New(cfg Config) (*Sampler, error) {
 			return nil, err
 		}
 		s.procs = append(s.procs, p)
+	}
+	for _, pid := range cfg.TransientPIDs {
+		if seenPID[pid] {
+			continue
+		}
+		seenPID[pid] = true
+		if p, err := newProcSampler(s.root, pid); err == nil {
+			s.procs = append(s.procs, p)
+		}
 	}
 	if len(cfg.Cgroups) > 0 {
 		mounts, err := findCgroupMounts(s.root)

@@ -136,7 +136,10 @@ func TestProfilingVariationOnLab(t *testing.T) {
 	}
 	// (a): 2 instances x 2 rates, tau between 0.1 ms and 1 s with a
 	// standard error, a verdict, and the host's CPU (theta) higher at
-	// three times the rate.
+	// three times the rate. A saturated host's theta may read a little
+	// over 100% of its quota: the cgroup's CPU time and the sampling
+	// period are not aligned to the quota's enforcement period (seen:
+	// 100.1 ± 0.1% on a busy machine).
 	lv := tables["variability-levels"]
 	if len(lv.Rows) != 4 {
 		t.Fatalf("%d rows of (a)", len(lv.Rows))
@@ -145,7 +148,7 @@ func TestProfilingVariationOnLab(t *testing.T) {
 	for _, row := range lv.Rows {
 		name, tau, se, verdict, th := row[0].Text, row[3], row[4], row[5].Text, row[6]
 		if tau.Value == nil || *tau.Value < 100 || *tau.Value > 1e6 || se.Value == nil || *se.Value < 0 || (verdict != "pass" && verdict != "fail") ||
-			th.Value == nil || *th.Value <= 0 || *th.Value > 100 {
+			th.Value == nil || *th.Value <= 0 || *th.Value > 105 {
 			t.Errorf("implausible row %+v", row)
 			continue
 		}

@@ -11,8 +11,6 @@ import (
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
-var t0 = bottlenecktest.T0
-
 // analysis is the analysis of bottlenecktest.TwoTiers: a1 limited by its
 // application server's CPU, a2 by the database's, on a map of two cells.
 func analysis(t *testing.T) *ab.Analysis {

@@ -38,6 +38,8 @@ type Session struct {
 	// target opens (the command line sizes the Go scheduler to the target
 	// type).
 	Configure func(*spec.Spec)
+
+	lock *dirLock // held from opening to Close: one writer per directory
 }
 
 // SessionOptions tune NewSession.
@@ -69,7 +71,12 @@ func NewSession(s *spec.Spec, opt SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(filepath.Join(dir, "spec.yaml"), s.Source, 0o644); err != nil {
+		lock.release()
 		return nil, fmt.Errorf("writing the spec copy into %s: %w", dir, err)
 	}
 	st, err := store.Create(filepath.Join(dir, StoreFile), store.Campaign{
@@ -77,9 +84,10 @@ func NewSession(s *spec.Spec, opt SessionOptions) (*Session, error) {
 		HostJSON: hostinfo.Collect().JSON(), ToolVersion: version.Version, CreatedAt: now(),
 	})
 	if err != nil {
+		lock.release()
 		return nil, err
 	}
-	return &Session{Dir: dir, Store: st}, nil
+	return &Session{Dir: dir, Store: st, lock: lock}, nil
 }
 
 // ReopenSession opens the results directory of an earlier session and
@@ -89,13 +97,19 @@ func ReopenSession(dir string) (*Session, *spec.Spec, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, nil, fmt.Errorf("%s is not a Headroom results directory (no %s in it); pass the directory that `headroom run` printed", dir, StoreFile)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
 	st, err := store.Open(path)
 	if err != nil {
+		lock.release()
 		return nil, nil, err
 	}
 	c, err := st.Campaign()
 	if err != nil {
 		st.Close()
+		lock.release()
 		return nil, nil, err
 	}
 	name := c.SpecFile
@@ -105,14 +119,19 @@ func ReopenSession(dir string) (*Session, *spec.Spec, error) {
 	s, err := spec.Parse(name, []byte(c.SpecYAML))
 	if err != nil {
 		st.Close()
+		lock.release()
 		return nil, nil, fmt.Errorf("the spec stored in %s no longer validates: %w", path, err)
 	}
 	s.File = c.SpecFile
-	return &Session{Dir: dir, Store: st}, s, nil
+	return &Session{Dir: dir, Store: st, lock: lock}, s, nil
 }
 
-// Close closes the session's store.
-func (ss *Session) Close() error { return ss.Store.Close() }
+// Close closes the session's store and then releases its directory.
+func (ss *Session) Close() error {
+	err := ss.Store.Close()
+	ss.lock.release()
+	return err
+}
 
 func newResultsDir(base, name string, t time.Time) (string, error) {
 	if err := os.MkdirAll(base, 0o755); err != nil {

@@ -1,14 +1,11 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -65,7 +62,7 @@ func newRunCmd() *cobra.Command {
 order) and write each interval to a new results directory as it completes.
 At the end, print the summary per level and the results database path.
 
-Ctrl-C or SIGTERM stops the current run at once: completed intervals are
+Ctrl-C, SIGTERM or SIGHUP stops the current run at once: completed intervals are
 kept, the run is marked interrupted, and 'headroom run --resume DIR'
 finishes the campaign later without repeating completed runs.`,
 		Example: `  headroom run examples/quickstart.yaml
@@ -74,12 +71,8 @@ finishes the campaign later without repeating completed runs.`,
 			if (resume == "") == (len(args) == 0) || len(args) > 1 {
 				return &exitError{ExitUsage, "give either one spec file or --resume RESULTS_DIR (see headroom run --help)"}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := newStopContext()
 			defer stop()
-			go func() {
-				<-ctx.Done()
-				stop() // a second Ctrl-C ends the process the ordinary way
-			}()
 			var prog progress.Reporter = progress.Quiet()
 			if !quiet {
 				prog = progress.New(c.ErrOrStderr())
@@ -110,7 +103,7 @@ finishes the campaign later without repeating completed runs.`,
 			}
 			prog.Finish()
 			if errors.Is(err, campaign.ErrInterrupted) {
-				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d of %d runs completed and stored in %s; continue with: headroom run --resume %s", out.Completed, out.Runs, out.Dir, out.Dir)}
+				return &exitError{ctx.exitCode(), fmt.Sprintf("%s: %d of %d runs completed and stored in %s; continue with: headroom run --resume %s", ctx.stoppedBy(), out.Completed, out.Runs, out.Dir, out.Dir)}
 			}
 			if out.StorePath != "" {
 				if kerr := keepModelFiles(out.StorePath); kerr != nil && err == nil {

@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/infra"
@@ -55,9 +57,24 @@ func Start(ctx context.Context, s *spec.Spec, opt Options) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	defer ss.Close()
-	return execute(ctx, s, ss.Store, ss.Dir, opt)
+	out, err := execute(ctx, s, ss.Store, ss.Dir, opt)
+	if err == nil {
+		return out, ss.Close()
+	}
+	// A campaign that failed before its first run (a missing password
+	// variable, a server that would not start) measured nothing: leave no
+	// empty results directory behind, and no empty summary.
+	runs, rerr := ss.Store.Runs()
+	ss.Close()
+	if rerr == nil && len(runs) == 0 && removeBareDir(ss.Dir) {
+		out.Dir, out.StorePath = "", ""
+	}
+	return out, err
 }
+
+// ErrNothingToResume is returned by Resume when every planned run of the
+// campaign has completed.
+var ErrNothingToResume = errors.New("nothing to resume")
 
 // Resume continues the campaign whose results directory is dir, running only
 // the planned runs that have no completed run yet.
@@ -70,7 +87,51 @@ func Resume(ctx context.Context, dir string, opt Options) (Outcome, error) {
 	if _, err := ss.Store.MarkRunningInterrupted("the process ended without finishing this run"); err != nil {
 		return Outcome{}, err
 	}
+	planned, pending, err := pendingRuns(s, ss.Store)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if pending == 0 {
+		return Outcome{Dir: ss.Dir, StorePath: ss.Store.Path(), Spec: s, Runs: planned, Completed: planned}, ErrNothingToResume
+	}
 	return execute(ctx, s, ss.Store, ss.Dir, opt)
+}
+
+// pendingRuns counts the campaign's planned runs and those without a
+// completed run in st.
+func pendingRuns(s *spec.Spec, st *store.Store) (planned, pending int, err error) {
+	done, err := st.CompletedSlots()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, b := range s.Blocks() {
+		for _, p := range b.Runs {
+			planned++
+			if !done[b.Treatment*spec.SlotsPerTreatment+p.Slot] {
+				pending++
+			}
+		}
+	}
+	return planned, pending, nil
+}
+
+// removeBareDir removes a results directory that holds only what a new
+// session writes before its first run (the spec copy, the store and the
+// lock) and says whether it did. A directory with anything else, such as
+// a managed server's log that the error points to, is kept.
+func removeBareDir(dir string) bool {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case n == "spec.yaml", n == LockFile, strings.HasPrefix(n, StoreFile):
+		default:
+			return false
+		}
+	}
+	return os.RemoveAll(dir) == nil
 }
 
 // RunSeed derives a run's random seed from the campaign seed and the run's

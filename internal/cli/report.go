@@ -36,7 +36,10 @@ is read from the results database only. See docs/report.md.`,
 			if err := writeReportFiles(c.OutOrStdout(), path, report.Sections...); err != nil {
 				return err
 			}
-			return printSummary(c.OutOrStdout(), path, nil)
+			if err := printSummary(c.OutOrStdout(), path, nil); err != nil {
+				return err
+			}
+			return noteUnfinished(c.ErrOrStderr(), path)
 		},
 	}
 }
@@ -130,4 +133,19 @@ func printFindings(w io.Writer, fs []rigor.Finding) {
 	for _, f := range fs {
 		fmt.Fprintf(w, "  %-12s %s\n", f.Label, f.Text)
 	}
+}
+
+// noteUnfinished says, after the report, when the campaign has planned runs
+// without a completed run, and how to finish it.
+func noteUnfinished(w io.Writer, path string) error {
+	r, err := results.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	done, planned := r.Progress()
+	if done < planned {
+		fmt.Fprintf(w, "this campaign is unfinished: %d of %d planned runs completed, and the report covers only those; finish it with: headroom run --resume %s\n", done, planned, filepath.Dir(path))
+	}
+	return nil
 }

@@ -102,6 +102,13 @@ finishes the campaign later without repeating completed runs.`,
 				out, err = campaign.Start(ctx, s, opt)
 			}
 			prog.Finish()
+			if errors.Is(err, campaign.ErrNothingToResume) {
+				fmt.Fprintf(c.ErrOrStderr(), "nothing to resume: all %d planned runs in %s have completed; see the results with: headroom report %s\n", out.Runs, out.Dir, out.Dir)
+				return nil
+			}
+			if errors.Is(err, campaign.ErrInterrupted) && out.Dir == "" {
+				return &exitError{ctx.exitCode(), ctx.stoppedBy() + " before the first run: nothing was measured and no results directory was kept"}
+			}
 			if errors.Is(err, campaign.ErrInterrupted) {
 				return &exitError{ctx.exitCode(), fmt.Sprintf("%s: %d of %d runs completed and stored in %s; continue with: headroom run --resume %s", ctx.stoppedBy(), out.Completed, out.Runs, out.Dir, out.Dir)}
 			}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -80,4 +81,49 @@ func TestHangupStopsAndOneWriterPerDirectory(t *testing.T) {
 		t.Fatalf("second writer: exit %d, %q; want %q", code, errOut, want)
 	}
 	stopWith(t, first, e1, syscall.SIGTERM, "stopped by SIGTERM")
+
+	// The report of the unfinished campaign says so and how to finish it.
+	_, errOut, code = headroom(t, "report", dirs[0])
+	if code != 0 || !strings.Contains(errOut, "this campaign is unfinished: ") || !strings.Contains(errOut, "headroom run --resume "+dirs[0]) {
+		t.Fatalf("report of an unfinished campaign: exit %d, %q", code, errOut)
+	}
+	if _, errOut, code = headroom(t, "run", "-q", "--resume", dirs[0]); code != 0 {
+		t.Fatalf("resume to the end: exit %d, %s", code, errOut)
+	}
+	// Finished: the report says nothing of the kind, and another resume
+	// has nothing to do.
+	if _, errOut, _ = headroom(t, "report", dirs[0]); strings.Contains(errOut, "unfinished") {
+		t.Fatalf("report of a finished campaign: %q", errOut)
+	}
+	stdout, errOut, code := headroom(t, "run", "-q", "--resume", dirs[0])
+	if code != 0 || !strings.Contains(errOut, "nothing to resume: all 4 planned runs in "+dirs[0]+" have completed") || stdout != "" {
+		t.Fatalf("resume of a finished campaign: exit %d, stdout %q, stderr %q", code, stdout, errOut)
+	}
+}
+
+// A campaign that fails before its first run (here: the password variable
+// is not set) keeps no empty results directory and prints no summary.
+func TestFailureBeforeTheFirstRunLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "nopw.yaml")
+	src := `name: nopw
+target: {type: redis, address: 127.0.0.1:1, password_env: HEADROOM_TEST_UNSET_PASSWORD}
+workload: {ycsb: c, record_count: 10}
+load: {model: closed, clients: [1]}
+phases: {warmup: 0s, measure: 1s}
+output: out
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, errOut, code := headroom(t, "run", "-q", path)
+	if code == 0 || !strings.Contains(errOut, "HEADROOM_TEST_UNSET_PASSWORD is not set") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	if strings.Contains(stdout, "levels") || strings.Contains(stdout, "results database") {
+		t.Fatalf("an empty summary was printed: %q", stdout)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(left) != 0 {
+		t.Fatalf("results directories left behind: %v", left)
+	}
 }

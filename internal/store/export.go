@@ -156,6 +156,19 @@ func (s *Store) Export(w io.Writer, table, format string) error {
 			return s.fail(doing, err)
 		}
 	}
+	// The runs export adds each run's merged percentiles (export_runs.go),
+	// computed before its query: the first column is the run's id.
+	var lat *runLatencies
+	if table == "runs" {
+		var err error
+		if lat, err = s.readRunLatencies(); err != nil {
+			return err
+		}
+	}
+	sqlCols := len(cols)
+	if lat != nil {
+		cols = append(cols, lat.cols()...)
+	}
 	rows, err := s.db.Query(`SELECT ` + strings.Join(exprs, ", ") + ` ` + t.from)
 	if err != nil {
 		return s.fail(doing, err)
@@ -170,8 +183,8 @@ func (s *Store) Export(w io.Writer, table, format string) error {
 	if err := out.header(cols); err != nil {
 		return fmt.Errorf("%s: %w", doing, err)
 	}
-	dest := make([]any, len(cols))
-	for i, col := range cols {
+	dest := make([]any, sqlCols)
+	for i, col := range cols[:sqlCols] {
 		switch col.kind {
 		case kInt:
 			dest[i] = new(sql.NullInt64)
@@ -183,13 +196,18 @@ func (s *Store) Export(w io.Writer, table, format string) error {
 			dest[i] = new(sql.NullString)
 		}
 	}
-	vals := make([]any, len(cols))
+	vals := make([]any, sqlCols, len(cols))
 	for rows.Next() {
 		if err := rows.Scan(dest...); err != nil {
 			return s.fail(doing, err)
 		}
+		vals = vals[:sqlCols]
 		for i, d := range dest {
 			vals[i] = value(d)
+		}
+		if lat != nil {
+			id, _ := vals[0].(int64)
+			vals = lat.values(vals, id)
 		}
 		if err := out.row(cols, vals); err != nil {
 			return fmt.Errorf("%s: %w", doing, err)

@@ -101,7 +101,9 @@ func TestExportCSV(t *testing.T) {
 		"client_limited": "true", "client_note": `client "CPU" bound, see host`, "end_ns": "1741944473589793238"})
 	check(t, "run 2 (running)", runs[1], map[string]string{"id": "2", "status": "running", "end_ns": "", "sent": "",
 		"throughput": "", "client_limited": "", "level": "2001"})
-	if len(runs[0]) != len(runColumnNames()) {
+	// The run's columns, then its merged percentiles: all operations, read
+	// and update (export_runs_test.go checks their values).
+	if len(runs[0]) != len(runColumnNames())+3*len(runLatencyCols) {
 		t.Errorf("runs csv has columns %v", keys(runs[0]))
 	}
 
@@ -147,7 +149,9 @@ func TestExportJSON(t *testing.T) {
 	check(t, "run 1", runs[0], map[string]any{"id": json.Number("1"), "status": "completed", "level": json.Number("1000.5"),
 		"throughput": json.Number("2000"), "client_limited": true, "measure_secs": json.Number("0.5")})
 	check(t, "run 2", runs[1], map[string]any{"status": "running", "end_ns": nil, "sent": nil, "client_limited": nil})
-	if len(runs[0]) != len(runColumnNames()) {
+	// The run's columns, then its merged percentiles: all operations, read
+	// and update (export_runs_test.go checks their values).
+	if len(runs[0]) != len(runColumnNames())+3*len(runLatencyCols) {
 		t.Errorf("runs json has keys %v", keys(runs[0]))
 	}
 

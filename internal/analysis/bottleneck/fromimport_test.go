@@ -161,7 +161,7 @@ func TestClassifyImportedMixedSources(t *testing.T) {
 		}
 	}
 	own := monitor.Sample{Host: "db1", Resource: "cpu", Metric: monitor.CPUUtilPct, Start: importT0, Period: time.Second, Value: 100, Source: monitor.SourceSampled}
-	a, err := ClassifyImported(append(append(append([]monitor.Sample{own}, coarse...), sar...)), ImportedOptions{Window: 12 * time.Second})
+	a, err := ClassifyImported(append(append([]monitor.Sample{own}, coarse...), sar...), ImportedOptions{Window: 12 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -126,7 +126,8 @@ func workloadFacts(w spec.Workload) results.Workload {
 func analysisFacts(a spec.Analysis) results.Analysis {
 	v := a.Variability
 	out := results.Analysis{Variability: results.Variability{RepeatSE: results.Dur(v.RepeatSE.Duration),
-		CrossDiff: results.Dur(v.CrossDiff.Duration), Host: v.Host, Hosts: v.Hosts, Equal: v.Equal, Policies: v.Policies}}
+		CrossDiff: results.Dur(v.CrossDiff.Duration), Host: v.Host, Hosts: v.Hosts, Equal: v.Equal, Policies: v.Policies,
+		Thresholds: v.Thresholds, RepeatPct: v.RepeatPct, CrossPct: v.CrossPct, Alpha: v.Alpha}}
 	if v.Trim != nil {
 		d := results.Dur(v.Trim.Duration)
 		out.Variability.Trim = &d

@@ -13,13 +13,17 @@ type Analysis struct {
 
 // Variability is analysis.variability (seed 001's verdicts).
 type Variability struct {
-	RepeatSE  Dur               `json:"repeat_se,omitempty" yaml:"repeat_se"`
-	CrossDiff Dur               `json:"cross_diff,omitempty" yaml:"cross_diff"`
-	Trim      *Dur              `json:"trim,omitempty" yaml:"trim"` // nil = default
-	Host      string            `json:"host,omitempty" yaml:"host"`
-	Hosts     map[string]string `json:"hosts,omitempty" yaml:"hosts"`
-	Equal     [][]string        `json:"equal,omitempty" yaml:"equal"`
-	Policies  map[string]string `json:"policies,omitempty" yaml:"policies"`
+	Thresholds string            `json:"thresholds,omitempty" yaml:"thresholds"` // "" = relative unless repeat_se or cross_diff is set
+	RepeatPct  float64           `json:"repeat_pct,omitempty" yaml:"repeat_pct"`
+	CrossPct   float64           `json:"cross_pct,omitempty" yaml:"cross_pct"`
+	Alpha      float64           `json:"alpha,omitempty" yaml:"alpha"`
+	RepeatSE   Dur               `json:"repeat_se,omitempty" yaml:"repeat_se"`
+	CrossDiff  Dur               `json:"cross_diff,omitempty" yaml:"cross_diff"`
+	Trim       *Dur              `json:"trim,omitempty" yaml:"trim"` // nil = default
+	Host       string            `json:"host,omitempty" yaml:"host"`
+	Hosts      map[string]string `json:"hosts,omitempty" yaml:"hosts"`
+	Equal      [][]string        `json:"equal,omitempty" yaml:"equal"`
+	Policies   map[string]string `json:"policies,omitempty" yaml:"policies"`
 }
 
 // ESL is analysis.esl (seed 000's pressure analysis).

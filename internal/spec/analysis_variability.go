@@ -2,6 +2,7 @@ package spec
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -13,17 +14,37 @@ import (
 //
 //	analysis:
 //	  variability:
-//	    repeat_se: 5ms        # (a) repeatable when tau_se < this (default 5ms)
-//	    cross_diff: 30ms      # (b) equal instances differ by less (default 30ms)
+//	    thresholds: relative  # relative (default) or absolute (seed 001's, below)
+//	    repeat_pct: 5         # relative (a): repeatable when tau_se < 5% of tau
+//	    cross_pct: 20         # relative (b): equal when |Δtau| < 20% of tau, shown by Welch's t
+//	    alpha: 0.05           # relative (b): the level of Welch's test
+//	    repeat_se: 5ms        # absolute (a): repeatable when tau_se < this (default 5ms)
+//	    cross_diff: 30ms      # absolute (b): equal instances differ by less (default 30ms)
 //	    trim: 30s             # CPU samples cut from each end of a run (default 30s; 0s = none)
 //	    host: db1             # whose CPU is theta (default: the treatment's managed.host)
 //	    hosts: {inst-a: db1}  # ... per treatment
 //	    equal: [[inst-a, inst-b]]   # treatments created equal, for verdict (b)
 //	    policies: {inst-a: restore} # reset policy per treatment (default: each treatment's reset)
 type VariabilityAnalysis struct {
-	// RepeatSE is verdict (a)'s threshold on tau_se; 0 = the default 5 ms.
+	// Thresholds chooses how verdicts (a) and (b) are judged: "relative"
+	// (tau_se and |Δtau| as shares of tau, with Welch's t-test across
+	// repetitions) or "absolute" (seed 001's fixed durations). Empty means
+	// absolute when repeat_se or cross_diff is written, else relative
+	// (ThresholdsMode).
+	Thresholds string `yaml:"thresholds"`
+	// RepeatPct is relative verdict (a)'s threshold on tau_se / tau, in
+	// percent; 0 = the default 5.
+	RepeatPct float64 `yaml:"repeat_pct"`
+	// CrossPct is relative verdict (b)'s margin on |Δtau| / tau (the smaller
+	// tau of the pair), in percent; 0 = the default 20.
+	CrossPct float64 `yaml:"cross_pct"`
+	// Alpha is the level of Welch's test in relative verdict (b); 0 = the
+	// default 0.05.
+	Alpha float64 `yaml:"alpha"`
+	// RepeatSE is absolute verdict (a)'s threshold on tau_se; 0 = the
+	// default 5 ms.
 	RepeatSE Duration `yaml:"repeat_se"`
-	// CrossDiff is verdict (b)'s threshold on the largest |tau_i - tau_j|
+	// CrossDiff is absolute verdict (b)'s threshold on the largest |tau_i - tau_j|
 	// of instances created equal; 0 = the default 30 ms.
 	CrossDiff Duration `yaml:"cross_diff"`
 	// Trim is cut from the start and from the end of each run's measured
@@ -60,6 +81,34 @@ func (c *checker) variabilityAnalysis(_ *Spec, v *VariabilityAnalysis) {
 			c.fail(p+"."+f.name, "must not be negative, got %v; use a duration such as 5ms", f.d.Duration)
 		}
 	}
+	if v.Thresholds != "" {
+		c.oneOf(p+".thresholds", v.Thresholds, ThresholdsRelative, ThresholdsAbsolute)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"repeat_pct", v.RepeatPct}, {"cross_pct", v.CrossPct}} {
+		if !(f.v >= 0) || math.IsInf(f.v, 0) {
+			c.fail(p+"."+f.name, "must be a percentage of tau, 0 or more, got %v; use e.g. 5", f.v)
+		}
+	}
+	if !(v.Alpha >= 0 && v.Alpha < 0.5) {
+		c.fail(p+".alpha", "must be a significance level between 0 and 0.5, got %v; use e.g. 0.05", v.Alpha)
+	}
+	switch v.Thresholds {
+	case ThresholdsRelative:
+		if v.RepeatSE.Duration != 0 || v.CrossDiff.Duration != 0 {
+			c.fail(p+".thresholds", "is relative, but repeat_se or cross_diff (absolute thresholds) is set; use repeat_pct and cross_pct, or thresholds: absolute")
+		}
+	case ThresholdsAbsolute:
+		if v.RepeatPct != 0 || v.CrossPct != 0 || v.Alpha != 0 {
+			c.fail(p+".thresholds", "is absolute, but repeat_pct, cross_pct or alpha (relative thresholds) is set; use repeat_se and cross_diff, or thresholds: relative")
+		}
+	case "":
+		if (v.RepeatSE.Duration != 0 || v.CrossDiff.Duration != 0) && (v.RepeatPct != 0 || v.CrossPct != 0 || v.Alpha != 0) {
+			c.fail(p, "mixes absolute thresholds (repeat_se, cross_diff) with relative ones (repeat_pct, cross_pct, alpha); set thresholds: and keep the fields of one kind")
+		}
+	}
 	if v.Trim != nil && v.Trim.Duration < 0 {
 		c.fail(p+".trim", "must not be negative, got %v; use 30s (the default), or 0s for no trim", v.Trim.Duration)
 	}
@@ -93,6 +142,25 @@ const (
 	DefaultCrossDiff = 30 * time.Millisecond
 	DefaultTrim      = 30 * time.Second
 )
+
+// How verdicts (a) and (b) are judged (analysis.variability.thresholds).
+const (
+	ThresholdsRelative = "relative"
+	ThresholdsAbsolute = "absolute"
+)
+
+// ThresholdsMode is the judgement in force: the written thresholds:, else
+// absolute when repeat_se or cross_diff is written (a spec that names
+// seed 001's durations means them), else relative.
+func (v VariabilityAnalysis) ThresholdsMode() string {
+	switch {
+	case v.Thresholds != "":
+		return v.Thresholds
+	case v.RepeatSE.Duration != 0 || v.CrossDiff.Duration != 0:
+		return ThresholdsAbsolute
+	}
+	return ThresholdsRelative
+}
 
 // TrimOrDefault is the trim in force: the written value or 30 s.
 func (v VariabilityAnalysis) TrimOrDefault() time.Duration {

@@ -81,3 +81,37 @@ treatments:
 		t.Errorf("treatments that reset alike: policies %v, want none", pol)
 	}
 }
+
+func TestVariabilityThresholdsMode(t *testing.T) {
+	s := mustParse(t, base+"analysis: {variability: {repeat_pct: 3, cross_pct: 15, alpha: 0.01}}\n")
+	v := s.Analysis.Variability
+	if v.RepeatPct != 3 || v.CrossPct != 15 || v.Alpha != 0.01 || v.ThresholdsMode() != ThresholdsRelative {
+		t.Errorf("relative settings decoded %+v, mode %s", v, v.ThresholdsMode())
+	}
+	for _, c := range []struct {
+		v    VariabilityAnalysis
+		want string
+	}{
+		{VariabilityAnalysis{}, ThresholdsRelative},
+		// A spec that writes seed 001's durations means them.
+		{VariabilityAnalysis{CrossDiff: Duration{30 * time.Millisecond}}, ThresholdsAbsolute},
+		{VariabilityAnalysis{Thresholds: ThresholdsAbsolute}, ThresholdsAbsolute},
+	} {
+		if got := c.v.ThresholdsMode(); got != c.want {
+			t.Errorf("%+v: mode %s, want %s", c.v, got, c.want)
+		}
+	}
+	for _, c := range []struct{ src, want string }{
+		{"analysis: {variability: {thresholds: absolut}}", `analysis.variability.thresholds: unknown value "absolut"; did you mean "absolute"?`},
+		{"analysis: {variability: {thresholds: relative, repeat_se: 5ms}}", "analysis.variability.thresholds: is relative, but repeat_se or cross_diff"},
+		{"analysis: {variability: {thresholds: absolute, cross_pct: 20}}", "analysis.variability.thresholds: is absolute, but repeat_pct"},
+		{"analysis: {variability: {cross_diff: 30ms, cross_pct: 20}}", "analysis.variability: mixes absolute thresholds"},
+		{"analysis: {variability: {repeat_pct: -1}}", "analysis.variability.repeat_pct: must be a percentage of tau"},
+		{"analysis: {variability: {alpha: 0.5}}", "analysis.variability.alpha: must be a significance level between 0 and 0.5"},
+	} {
+		lines := parseErrors(t, base+c.src+"\n")
+		if len(lines) != 1 || !strings.Contains(lines[0], c.want) {
+			t.Errorf("%s: %v, want %q", c.src, lines, c.want)
+		}
+	}
+}

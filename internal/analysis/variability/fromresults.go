@@ -1,6 +1,7 @@
 package variability
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 
@@ -43,8 +44,9 @@ func FromResults(r *results.Results) (*Study, error) {
 // (levels.FromResults: the last completed run of every plan slot, with its
 // measured-phase intervals) and their whole-host CPU utilisation samples.
 func ReadInput(r *results.Results) (Input, error) {
-	in := Input{Samples: map[int64][]monitor.Sample{}}
+	in := Input{Samples: map[int64][]monitor.Sample{}, Generator: generatorOf(r.Campaign().HostJSON), InProcess: map[string]bool{}}
 	for _, t := range r.Treatments() {
+		in.InProcess[t.Name] = t.Target.InProcess
 		lin, _, err := levels.FromResults(r, t.Name)
 		if err != nil {
 			return Input{}, err
@@ -61,12 +63,28 @@ func ReadInput(r *results.Results) (Input, error) {
 	return in, nil
 }
 
+// generatorOf reads the load generator's machine from the host facts the
+// campaign stored (hostinfo.Facts: hostname and cpus); unknown fields stay
+// empty, as for imported data.
+func generatorOf(hostJSON string) Generator {
+	var f struct {
+		Hostname string `json:"hostname"`
+		CPUs     int    `json:"cpus"`
+	}
+	if hostJSON == "" || json.Unmarshal([]byte(hostJSON), &f) != nil {
+		return Generator{}
+	}
+	return Generator{Host: f.Hostname, CPUs: f.CPUs}
+}
+
 // ConfigOf turns a campaign's analysis.variability settings into the
 // analysis's configuration, restricted to the treatments with completed
 // runs (withRuns); the notes say what was left out. The settings are the
 // campaign's: every treatment carries them, and the first one's count.
-// Unset thresholds stay zero, so that Analyze applies seed 001's defaults
-// (repeat_se 5 ms, cross_diff 30 ms, trim 30 s). Without a host setting, a
+// Unset thresholds stay zero, so that Analyze applies its defaults
+// (relative: repeat_pct 5, cross_pct 20, alpha 0.05; absolute, when
+// thresholds: absolute or repeat_se / cross_diff is written: seed 001's
+// 5 ms and 30 ms; trim 30 s). Without a host setting, a
 // treatment whose managed server runs on one lab host has theta from that
 // host's CPU; without policies, treatments that reset differently are
 // compared by their reset.
@@ -75,7 +93,8 @@ func ConfigOf(ts []results.Treatment, withRuns map[string]bool) (Config, []strin
 	if len(ts) > 0 {
 		v = ts[0].Analysis.Variability
 	}
-	cfg := Config{RepeatSE: v.RepeatSE.D(), CrossDiff: v.CrossDiff.D(), Host: v.Host, Hosts: map[string]string{}}
+	cfg := Config{Thresholds: v.Thresholds, RepeatPct: v.RepeatPct, CrossPct: v.CrossPct, Alpha: v.Alpha,
+		RepeatSE: v.RepeatSE.D(), CrossDiff: v.CrossDiff.D(), Host: v.Host, Hosts: map[string]string{}}
 	if v.Trim != nil {
 		if v.Trim.D() == 0 {
 			cfg.NoTrim = true

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/headroom-dev/headroom/internal/analysis/stats"
 )
 
 // group judges instances meant to be equal: verdict (b) per level and the
@@ -50,13 +52,16 @@ func rowAt(m *Instance, level float64) *LevelRow {
 	return nil
 }
 
-// cross is seed-digest §2 (b) at one level: the largest pairwise
-// |tau_i - tau_j| over the instances that measured it.
+// cross is seed-digest §2 (b) at one level: every pair of the instances
+// that measured it is compared (pair), and the level takes the worst
+// verdict. MaxDiff, Rel and Welch describe the extremes, the pair with the
+// largest difference and ratio.
 func cross(members []*Instance, level float64, cfg Config) CrossRow {
-	c := CrossRow{Level: level, MaxDiff: math.NaN()}
+	c := CrossRow{Level: level, MaxDiff: math.NaN(), Rel: math.NaN()}
 	type tau struct {
 		name string
 		v    float64
+		reps []float64
 	}
 	var taus []tau
 	for _, m := range members {
@@ -66,13 +71,13 @@ func cross(members []*Instance, level float64, cfg Config) CrossRow {
 		}
 		c.Instances++
 		if r.Tau.N > 0 && !math.IsNaN(r.Tau.Mean) {
-			taus = append(taus, tau{m.Name, r.Tau.Mean})
+			taus = append(taus, tau{m.Name, r.Tau.Mean, r.Taus})
 		}
 	}
 	if len(taus) < 2 {
+		c.Why = "the cross-instance difference is undefined (fewer than two instances have a response time)"
 		return c
 	}
-	// The largest pairwise difference is between the extremes.
 	lo, hi := taus[0], taus[0]
 	for _, t := range taus[1:] {
 		if t.v < lo.v {
@@ -83,11 +88,72 @@ func cross(members []*Instance, level float64, cfg Config) CrossRow {
 		}
 	}
 	c.MaxDiff, c.Pair = hi.v-lo.v, [2]string{hi.name, lo.name}
-	c.Verdict = Fail
-	if c.MaxDiff < us(cfg.CrossDiff) {
-		c.Verdict = Pass
+	if lo.v > 0 {
+		c.Rel = c.MaxDiff / lo.v
+	}
+	c.Welch, c.Tested = stats.WelchTest(hi.reps, lo.reps)
+	c.Verdict = Pass
+	for i := range taus {
+		for j := i + 1; j < len(taus); j++ {
+			a, b := taus[i], taus[j]
+			if a.v < b.v {
+				a, b = b, a
+			}
+			v, why := pair(a.name, b.name, a.v, b.v, a.reps, b.reps, cfg)
+			if v == Fail || (v == Unknown && c.Verdict == Pass) {
+				c.Verdict, c.Why = v, why
+			}
+		}
 	}
 	return c
+}
+
+// pair judges two instances at one level (a has the higher tau, ta >= tb).
+//
+// Absolute (seed 001): equal when |Δtau| < CrossDiff.
+//
+// Relative: with margin m = CrossPct% of the smaller tau,
+//   - Fail when |Δtau| >= m: the point estimates differ materially,
+//     whatever the noise (1.18 ms against 14.7 ms is never "equal");
+//   - Pass when Welch's test shows the difference to lie within the
+//     margin: the 1-2·Alpha confidence interval of Δtau (Welch–
+//     Satterthwaite) is inside (-m, m), which is the two one-sided tests
+//     of equivalence at level Alpha;
+//   - Unknown otherwise: the repetitions are too few or too variable to
+//     show equality (the difference is small, but so might it not be).
+//
+// A difference that is real but inside the margin passes: instances are
+// "equal" within the margin the user accepts, and more repetitions do not
+// make a 3% difference fail.
+func pair(na, nb string, ta, tb float64, ra, rb []float64, cfg Config) (Verdict, string) {
+	d := ta - tb
+	if cfg.Thresholds == Absolute {
+		if d < us(cfg.CrossDiff) {
+			return Pass, ""
+		}
+		return Fail, fmt.Sprintf("|tau(%s) - tau(%s)| = %s >= %s", label(na), label(nb), ms(d), ms(us(cfg.CrossDiff)))
+	}
+	if !(tb > 0) {
+		return Unknown, fmt.Sprintf("tau of %s is not positive; the relative difference is undefined", label(nb))
+	}
+	m := cfg.CrossPct / 100 * tb
+	if d >= m {
+		return Fail, fmt.Sprintf("tau(%s) = %s is %s above tau(%s) = %s (>= %s)", label(na), ms(ta), pct(d/tb), label(nb), ms(tb), pct(cfg.CrossPct/100))
+	}
+	w, ok := stats.WelchTest(ra, rb)
+	if !ok {
+		if len(ra) >= 2 && len(rb) >= 2 {
+			return Pass, "" // no spread on either side: the difference is exact
+		}
+		return Unknown, fmt.Sprintf("tau(%s) and tau(%s) differ by %s, but Welch's test needs two repetitions on each", label(na), label(nb), pct(d/tb))
+	}
+	level := 1 - 2*cfg.Alpha
+	lo, hi := w.CI(level)
+	if lo > -m && hi < m {
+		return Pass, ""
+	}
+	return Unknown, fmt.Sprintf("tau(%s) and tau(%s) differ by %s, but the repetitions are too variable to show it is under %s (Welch %.0f%% interval of Δtau %s to %s)",
+		label(na), label(nb), pct(d/tb), pct(cfg.CrossPct/100), 100*level, ms(lo), ms(hi))
 }
 
 // validRange is seed-digest §2 (c): walk the levels upwards; the range ends
@@ -103,19 +169,17 @@ func validRange(members []*Instance, values []float64, crossRows []CrossRow, cfg
 			switch {
 			case row == nil:
 				why = append(why, "not measured on "+label(m.Name))
-			case row.Repeatable == Fail:
+			case row.Repeatable == Fail && cfg.Thresholds == Absolute:
 				why = append(why, fmt.Sprintf("tau_se %s >= %s on %s", ms(row.Tau.SE), ms(us(cfg.RepeatSE)), label(m.Name)))
+			case row.Repeatable == Fail:
+				why = append(why, fmt.Sprintf("tau_se %s = %s of tau >= %s on %s", ms(row.Tau.SE), pct(row.RelSE), pct(cfg.RepeatPct/100), label(m.Name)))
 			case row.Repeatable == Unknown:
 				why = append(why, fmt.Sprintf("tau_se undefined on %s (%d repetition(s) with a response time)", label(m.Name), row.Tau.N))
 			}
 		}
 		if len(crossRows) > 0 {
-			c := crossRows[k]
-			switch c.Verdict {
-			case Fail:
-				why = append(why, fmt.Sprintf("|tau(%s) - tau(%s)| = %s >= %s", label(c.Pair[0]), label(c.Pair[1]), ms(c.MaxDiff), ms(us(cfg.CrossDiff))))
-			case Unknown:
-				why = append(why, "the cross-instance difference is undefined (fewer than two instances have a response time)")
+			if c := crossRows[k]; c.Verdict != Pass {
+				why = append(why, c.Why)
 			}
 		}
 		if len(why) > 0 {
@@ -212,5 +276,23 @@ func load(model string, v float64) string {
 	return "λ = " + s + " req/s"
 }
 
-// ms formats microseconds as milliseconds.
-func ms(usec float64) string { return strconv.FormatFloat(usec/1000, 'f', 1, 64) + " ms" }
+// ms formats microseconds as milliseconds with three significant digits
+// below 10 ms, so that sub-millisecond taus do not all read "0.0 ms".
+func ms(usec float64) string {
+	d := 1
+	switch a := math.Abs(usec); {
+	case a < 1000:
+		d = 3
+	case a < 10000:
+		d = 2
+	}
+	return strconv.FormatFloat(usec/1000, 'f', d, 64) + " ms"
+}
+
+// pct formats a ratio as a percentage.
+func pct(r float64) string {
+	if r >= 10 {
+		return strconv.FormatFloat(100*r, 'f', 0, 64) + "%"
+	}
+	return strconv.FormatFloat(100*r, 'f', 1, 64) + "%"
+}

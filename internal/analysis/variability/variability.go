@@ -25,21 +25,59 @@ import (
 	"github.com/headroom-dev/headroom/internal/monitor"
 )
 
-// Defaults, from seed 001 §II-G and §III (seed-digest §2).
+// Defaults of the absolute thresholds, from seed 001 §II-G and §III
+// (seed-digest §2).
 const (
 	DefaultRepeatSE  = 5 * time.Millisecond
 	DefaultCrossDiff = 30 * time.Millisecond
 	DefaultTrim      = 30 * time.Second
 )
 
+// How verdicts (a) and (b) are judged.
+const (
+	// Relative judges tau_se and |Δtau| as shares of tau, and (b) also by
+	// Welch's t-test across repetitions: the default, because seed 001's
+	// durations were set for queries of a few hundred ms and let a 12x
+	// difference between 1.2 ms and 14.7 ms pass as "equal".
+	Relative = "relative"
+	// Absolute is seed 001's rule: tau_se < 5 ms, |Δtau| < 30 ms.
+	Absolute = "absolute"
+)
+
+// Defaults of the relative thresholds. Seed 001's absolute thresholds,
+// taken against the tau of the levels it accepted (a few hundred ms for
+// its complex query), are 2-3% for tau_se and 10-20% for |Δtau|; Headroom
+// runs fewer and shorter repetitions (3-5 of a minute rather than 20 of
+// three), so it takes the loose end of each: 5% and 20%. Alpha is the
+// usual 5% level of Welch's test.
+const (
+	DefaultRepeatPct = 5.0
+	DefaultCrossPct  = 20.0
+	DefaultAlpha     = 0.05
+)
+
 // Config holds the thresholds and the mapping of runs to instances. The
 // zero value means the defaults and one instance per treatment.
 type Config struct {
-	// RepeatSE is verdict (a)'s threshold: tau_se must be below it
+	// Thresholds is Relative or Absolute; "" means Absolute when RepeatSE
+	// or CrossDiff is set, else Relative.
+	Thresholds string
+	// RepeatPct is relative verdict (a)'s threshold: tau_se / tau must be
+	// below it, in percent (default 5).
+	RepeatPct float64
+	// CrossPct is relative verdict (b)'s margin: instances are equal at a
+	// level when |Δtau| / tau (the smaller tau of the pair) is below it, in
+	// percent (default 20), and Welch's test shows the difference to be
+	// within it (see cross).
+	CrossPct float64
+	// Alpha is the level of Welch's test (default 0.05).
+	Alpha float64
+	// RepeatSE is absolute verdict (a)'s threshold: tau_se must be below it
 	// (default 5 ms).
 	RepeatSE time.Duration
-	// CrossDiff is verdict (b)'s threshold: the largest pairwise difference
-	// of tau between instances of a group must be below it (default 30 ms).
+	// CrossDiff is absolute verdict (b)'s threshold: the largest pairwise
+	// difference of tau between instances of a group must be below it
+	// (default 30 ms).
 	CrossDiff time.Duration
 	// TrimStart and TrimEnd cut the start and end of each run's measured
 	// window before averaging CPU (default 30 s each, as seed 001 samples
@@ -63,6 +101,21 @@ type Config struct {
 }
 
 func (c Config) withDefaults() (Config, error) {
+	if c.Thresholds == "" {
+		c.Thresholds = Relative
+		if c.RepeatSE != 0 || c.CrossDiff != 0 {
+			c.Thresholds = Absolute
+		}
+	}
+	if c.RepeatPct == 0 {
+		c.RepeatPct = DefaultRepeatPct
+	}
+	if c.CrossPct == 0 {
+		c.CrossPct = DefaultCrossPct
+	}
+	if c.Alpha == 0 {
+		c.Alpha = DefaultAlpha
+	}
 	if c.RepeatSE == 0 {
 		c.RepeatSE = DefaultRepeatSE
 	}
@@ -80,6 +133,12 @@ func (c Config) withDefaults() (Config, error) {
 		}
 	}
 	switch {
+	case c.Thresholds != Relative && c.Thresholds != Absolute:
+		return c, fmt.Errorf("variability: Thresholds %q is neither %q nor %q", c.Thresholds, Relative, Absolute)
+	case !(c.RepeatPct > 0) || !(c.CrossPct > 0) || math.IsInf(c.RepeatPct, 0) || math.IsInf(c.CrossPct, 0):
+		return c, fmt.Errorf("variability: RepeatPct %v and CrossPct %v must be positive percentages of tau, such as 5 and 20", c.RepeatPct, c.CrossPct)
+	case !(c.Alpha > 0 && c.Alpha < 0.5):
+		return c, fmt.Errorf("variability: Alpha %v is not a significance level in (0, 0.5); use e.g. 0.05", c.Alpha)
 	case c.RepeatSE < 0:
 		return c, fmt.Errorf("variability: RepeatSE %v is negative; use a positive duration such as 5ms", c.RepeatSE)
 	case c.CrossDiff < 0:
@@ -110,10 +169,24 @@ func (v Verdict) String() string {
 	return "unknown"
 }
 
-// Input is the completed runs with their CPU samples.
+// Input is the completed runs with their CPU samples and what theta needs
+// to know to leave the load generator's CPU out.
 type Input struct {
 	Runs    []levels.RunData
 	Samples map[int64][]monitor.Sample // whole-host CPU utilisation samples by run ID
+	// Generator is the machine that ran the load generator; its CPU is
+	// never theta (seed-digest §2: theta is the CPU of the server's host).
+	Generator Generator
+	// InProcess names the treatments whose target ran inside the load
+	// generator's own process (SQLite, say): their CPU cannot be told
+	// apart from the generator's.
+	InProcess map[string]bool
+}
+
+// Generator is the load generator's machine as the campaign recorded it.
+type Generator struct {
+	Host string // host name in its CPU samples; "" when unknown (imported data)
+	CPUs int    // its CPU count, to turn the client process's CPU (% of one core) into a share of the host
 }
 
 // LevelRow is one instance at one load level.
@@ -124,25 +197,36 @@ type LevelRow struct {
 	// Tau is the mean response time (µs) across repetitions; Tau.SE is
 	// tau_se (seed-digest §2).
 	Tau stats.Estimate
+	// Taus are the repetitions' own tau (µs), for Welch's test in (b).
+	Taus []float64
+	// RelSE is tau_se / tau; NaN when either is undefined.
+	RelSE float64
 	// Theta is the target's mean CPU utilisation (%) per run, trimmed,
 	// across repetitions; N = 0 when CPU was not sampled.
 	Theta stats.Estimate
-	// Mu is the network delay mu (µs): client response time minus server
-	// execution time (levels' Network estimate); N = 0 without server times.
+	// Mu is mu (µs): client response time minus server execution time
+	// (levels' Network estimate), that is the network and the queueing on
+	// both sides, since every server-time source Headroom reads counts
+	// execution only; N = 0 without server times. A negative mean is
+	// within measurement error (MuWithinError).
 	Mu stats.Estimate
-	// Repeatable is verdict (a): Tau.SE < Config.RepeatSE; Unknown with
-	// fewer than two repetitions.
+	// Repeatable is verdict (a): tau_se / tau < RepeatPct% (relative) or
+	// tau_se < RepeatSE (absolute); Unknown with fewer than two
+	// repetitions.
 	Repeatable Verdict
 	Notes      []string
 }
 
 // Instance is one treatment's profile.
 type Instance struct {
-	Name   string // treatment label
-	Model  string // "open" or "closed"
-	Host   string // host whose CPU is theta ("" when none)
-	Levels []LevelRow
-	Notes  []string
+	Name  string // treatment label
+	Model string // "open" or "closed"
+	Host  string // host whose CPU is theta ("" when none)
+	// LessClient says that Host also ran the load generator, so theta is
+	// its CPU less the generator process's share.
+	LessClient bool
+	Levels     []LevelRow
+	Notes      []string
 }
 
 // CrossRow is verdict (b) at one level of a group.
@@ -150,8 +234,20 @@ type CrossRow struct {
 	Level     float64
 	Instances int       // instances of the group that measured this level
 	MaxDiff   float64   // largest |tau_i - tau_j| (µs); NaN when fewer than two instances have a tau
-	Pair      [2]string // the two instances that differ most
-	Verdict   Verdict   // Pass when MaxDiff < CrossDiff; Unknown when NaN
+	Pair      [2]string // the two instances that differ most (the higher tau first)
+	// Rel is MaxDiff as a share of the pair's smaller tau (1 = 100%); NaN
+	// with MaxDiff.
+	Rel float64
+	// Welch is Welch's t-test of the pair's repetitions (tau of Pair[0]
+	// minus tau of Pair[1]); Tested is false when it is undefined (fewer
+	// than two repetitions on a side, or no spread at all).
+	Welch  stats.Welch
+	Tested bool
+	// Verdict is Pass when every pair of the level is equal by the rule in
+	// force (see cross), Fail when one differs, Unknown when one cannot be
+	// decided; Why says why it is not Pass.
+	Verdict Verdict
+	Why     string
 }
 
 // Range is verdict (c): the valid modelling range.
@@ -224,7 +320,7 @@ func Analyze(in Input, cfg Config) (Result, error) {
 	res := Result{Config: cfg}
 	inst := map[string]*Instance{}
 	for _, n := range names {
-		x, err := instance(n, byName[n], in.Samples, cfg)
+		x, err := instance(n, byName[n], in, cfg)
 		if err != nil {
 			return Result{}, err
 		}
@@ -278,146 +374,6 @@ func known(inst map[string]*Instance) string {
 	}
 	sort.Strings(ns)
 	return strings.Join(ns, ", ")
-}
-
-// instance builds one treatment's per-level rows.
-func instance(name string, runs []levels.RunData, samples map[int64][]monitor.Sample, cfg Config) (Instance, error) {
-	x := Instance{Name: name, Model: runs[0].Run.Model}
-	host, err := targetHost(name, runs, samples, cfg)
-	if err != nil {
-		return x, err
-	}
-	x.Host = host
-	if host == "" {
-		x.Notes = append(x.Notes, "no CPU utilisation was sampled during these runs; theta is unknown")
-	}
-	sum := levels.Summarize(levels.Input{Model: x.Model, Runs: runs})
-	byLevel := map[int][]levels.RunData{}
-	for _, rd := range runs {
-		byLevel[rd.Run.LevelIndex] = append(byLevel[rd.Run.LevelIndex], rd)
-	}
-	found := false
-	for _, l := range sum.Levels {
-		row := LevelRow{Index: l.Index, Level: l.Level, Reps: l.Reps, Tau: stats.Summarize(nil), Mu: stats.Summarize(nil)}
-		if op, ok := opRow(l, cfg.Op); ok {
-			found = true
-			row.Tau, row.Mu = op.Latency.Mean, op.Network
-		}
-		row.Theta, row.Notes = theta(byLevel[l.Index], samples, host, cfg)
-		// seed-digest §2 (a): tau_se across repetitions below the threshold.
-		switch {
-		case row.Tau.N < 2:
-			row.Notes = append(row.Notes, fmt.Sprintf("%d repetition(s) with a response time: tau_se is undefined", row.Tau.N))
-		case row.Tau.SE < us(cfg.RepeatSE):
-			row.Repeatable = Pass
-		default:
-			row.Repeatable = Fail
-		}
-		x.Levels = append(x.Levels, row)
-	}
-	if cfg.Op != "" && !found {
-		return x, fmt.Errorf("variability: operation %q has no response times in treatment %q; set Op to an operation the workload ran, or to \"\" for all", cfg.Op, name)
-	}
-	return x, nil
-}
-
-// targetHost resolves whose CPU is theta.
-func targetHost(name string, runs []levels.RunData, samples map[int64][]monitor.Sample, cfg Config) (string, error) {
-	if h := cfg.Hosts[name]; h != "" {
-		return h, nil
-	}
-	if cfg.Host != "" {
-		return cfg.Host, nil
-	}
-	seen := map[string]bool{}
-	for _, rd := range runs {
-		for _, s := range samples[rd.Run.ID] {
-			if isCPU(s) {
-				seen[s.Host] = true
-			}
-		}
-	}
-	hosts := make([]string, 0, len(seen))
-	for h := range seen {
-		hosts = append(hosts, h)
-	}
-	sort.Strings(hosts)
-	if len(hosts) > 1 {
-		return "", fmt.Errorf("variability: treatment %q has CPU samples from hosts %s; set Config.Host (or Config.Hosts[%q]) to the host the target runs on",
-			name, strings.Join(hosts, ", "), name)
-	}
-	if len(hosts) == 0 {
-		return "", nil
-	}
-	return hosts[0], nil
-}
-
-func isCPU(s monitor.Sample) bool {
-	return s.Resource == monitor.ResourceCPU && s.Metric == monitor.CPUUtilPct
-}
-
-// theta is the per-run mean CPU of host over the trimmed measured window
-// (seed-digest §2: samples from t+30 s to t+(d-30) s), summarised across
-// the level's runs. A run whose trimmed window is empty or holds no sample
-// falls back to its whole measured window, with a note.
-func theta(runs []levels.RunData, samples map[int64][]monitor.Sample, host string, cfg Config) (stats.Estimate, []string) {
-	if host == "" {
-		return stats.Summarize(nil), nil
-	}
-	var per []float64
-	var short, empty, missing int
-	for _, rd := range runs {
-		from, to := rd.Run.Summary.MeasureStart, rd.Run.Summary.MeasureEnd
-		if from.IsZero() || !to.After(from) {
-			missing++
-			continue
-		}
-		xs := samples[rd.Run.ID]
-		a, b := from.Add(cfg.TrimStart), to.Add(-cfg.TrimEnd)
-		m, n := meanCPU(xs, host, a, b)
-		if n > 0 {
-			per = append(per, m)
-			continue
-		}
-		if m, n = meanCPU(xs, host, from, to); n == 0 {
-			missing++
-			continue
-		}
-		if !b.After(a) {
-			short++
-		} else {
-			empty++
-		}
-		per = append(per, m)
-	}
-	var notes []string
-	if short > 0 {
-		notes = append(notes, fmt.Sprintf("theta of %d run(s) uses the whole measured window: it is not longer than the trims (%v + %v)", short, cfg.TrimStart, cfg.TrimEnd))
-	}
-	if empty > 0 {
-		notes = append(notes, fmt.Sprintf("theta of %d run(s) uses the whole measured window: no CPU sample of %s fell inside the trimmed window", empty, host))
-	}
-	if missing > 0 {
-		notes = append(notes, fmt.Sprintf("%d run(s) have no CPU sample of %s in their measured window", missing, host))
-	}
-	return stats.Summarize(per), notes
-}
-
-// meanCPU is the mean whole-host CPU utilisation of host over samples
-// starting in [from, to), and their count.
-func meanCPU(xs []monitor.Sample, host string, from, to time.Time) (float64, int) {
-	var sum float64
-	var n int
-	for _, s := range xs {
-		if s.Host == host && isCPU(s) && !s.Start.Before(from) && s.Start.Before(to) {
-			sum += s.Value
-			n++
-		}
-	}
-	if n == 0 {
-		return math.NaN(), 0
-	}
-	return sum / float64(n), n
 }
 
 // opRow is the latency row of op, or of all operations when op is "".

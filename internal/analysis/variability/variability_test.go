@@ -26,7 +26,13 @@ type profile struct {
 }
 
 func newProfile(t *testing.T) *profile {
-	st := resultstest.Create(t, "", store.Campaign{Name: "profile", CreatedAt: t0})
+	return newProfileOn(t, "")
+}
+
+// newProfileOn is newProfile with the load generator's host facts
+// (hostinfo.Facts as JSON) recorded in the campaign.
+func newProfileOn(t *testing.T, hostJSON string) *profile {
+	st := resultstest.Create(t, "", store.Campaign{Name: "profile", CreatedAt: t0, HostJSON: hostJSON})
 	return &profile{t: t, st: st, at: t0}
 }
 
@@ -41,6 +47,9 @@ type runSpec struct {
 	measured   time.Duration // default 120 s
 	serverGap  time.Duration // > 0: also store server times, tau - gap per call
 	flatCPU    bool          // CPU = theta for the whole window
+	clientCPU  float64       // the load generator process's CPU, % of one core
+	alsoHost   string        // a second host sampled in the same run, flat at alsoCPU
+	alsoCPU    float64
 }
 
 func (p *profile) add(r runSpec) {
@@ -83,11 +92,15 @@ func (p *profile) add(r runSpec) {
 		samples = append(samples, monitor.Sample{Host: r.host, Resource: monitor.ResourceCPU, Metric: monitor.CPUUtilPct,
 			Start: from.Add(time.Duration(s) * time.Second), Period: time.Second, Value: v, Source: "synthetic"})
 	}
+	for s := 0; r.alsoHost != "" && s < secs; s++ {
+		samples = append(samples, monitor.Sample{Host: r.alsoHost, Resource: monitor.ResourceCPU, Metric: monitor.CPUUtilPct,
+			Start: from.Add(time.Duration(s) * time.Second), Period: time.Second, Value: r.alsoCPU, Source: "synthetic"})
+	}
 	if err := p.st.AddSamples(id, samples); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.st.FinishRun(id, store.StatusCompleted, "", to, store.RunSummary{Sent: n, Completed: n,
-		MeasureStart: from, MeasureEnd: to, MeasureSecs: r.measured.Seconds(), Throughput: r.lambda}); err != nil {
+		MeasureStart: from, MeasureEnd: to, MeasureSecs: r.measured.Seconds(), Throughput: r.lambda, ClientCPU: r.clientCPU}); err != nil {
 		t.Fatal(err)
 	}
 	p.at = to.Add(10 * time.Second)
@@ -148,7 +161,7 @@ func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }
 func TestRepeatabilityRangeEndsAtDesignedLevel(t *testing.T) {
 	p := newProfile(t)
 	p.sweep("a", 5, step(60, time.Millisecond, 20*time.Millisecond), step(0, 0, 0), 0)
-	res := p.analyze(Config{})
+	res := p.analyze(Config{Thresholds: Absolute})
 	if len(res.Instances) != 1 || len(res.Groups) != 1 || res.Policies != nil {
 		t.Fatalf("instances %d groups %d policies %v", len(res.Instances), len(res.Groups), res.Policies)
 	}
@@ -184,12 +197,12 @@ func TestRepeatabilityRangeEndsAtDesignedLevel(t *testing.T) {
 	if r.Statement != "measurements are repeatable up to θ = 50% / λ = 50 req/s" {
 		t.Errorf("statement %q", r.Statement)
 	}
-	if !strings.Contains(r.Reason, "at λ = 60 req/s: tau_se 14.1 ms >= 5.0 ms on a") {
+	if !strings.Contains(r.Reason, "at λ = 60 req/s: tau_se 14.1 ms >= 5.00 ms on a") {
 		t.Errorf("reason %q", r.Reason)
 	}
 
 	// Without trimming, theta averages in the edges: (60·λ + 60·5)/120.
-	res = p.analyze(Config{NoTrim: true})
+	res = p.analyze(Config{NoTrim: true, Thresholds: Absolute})
 	if row := res.Instances[0].Levels[4]; !near(row.Theta.Mean, (60*50+60*5)/120.0, 1e-9) {
 		t.Errorf("untrimmed theta at 50 req/s = %v, want 27.5", row.Theta.Mean)
 	}
@@ -208,7 +221,7 @@ func TestCrossInstanceOffset(t *testing.T) {
 	small := step(0, 0, 500*time.Microsecond)
 	p.sweep("b", 3, small, step(0, 0, 0), 2*time.Millisecond)
 	p.sweep("c", 3, small, step(40, 10*time.Millisecond, 40*time.Millisecond), 2*time.Millisecond)
-	res := p.analyze(Config{Groups: [][]string{{"b", "c"}}})
+	res := p.analyze(Config{Groups: [][]string{{"b", "c"}}, Thresholds: Absolute})
 	if len(res.Groups) != 1 {
 		t.Fatalf("groups %d", len(res.Groups))
 	}
@@ -261,7 +274,7 @@ func TestResetPolicies(t *testing.T) {
 	p.sweep("script-2", 4, step(50, 2*time.Millisecond, 30*time.Millisecond), none, 0)
 	p.sweep("snap-1", 4, step(0, 0, time.Millisecond), none, 0)
 	p.sweep("snap-2", 4, step(0, 0, 3*time.Millisecond), none, 0)
-	res := p.analyze(Config{Policies: map[string]string{"script-1": "repopulate", "script-2": "repopulate", "snap-1": "restore", "snap-2": "restore"}})
+	res := p.analyze(Config{Thresholds: Absolute, Policies: map[string]string{"script-1": "repopulate", "script-2": "repopulate", "snap-1": "restore", "snap-2": "restore"}})
 	if len(res.Policies) != 2 || res.Policies[0].Policy != "repopulate" || res.Policies[1].Policy != "restore" {
 		t.Fatalf("policies %+v", res.Policies)
 	}

@@ -62,12 +62,16 @@ func Start(ctx context.Context, s *spec.Spec, opt Options) (Outcome, error) {
 		return out, ss.Close()
 	}
 	// A campaign that failed before its first run (a missing password
-	// variable, a server that would not start) measured nothing: leave no
-	// empty results directory behind, and no empty summary.
+	// variable, a server that would not start) measured nothing: no
+	// summary or report of nothing (no StorePath), and no empty results
+	// directory (a server's log the error points to keeps it).
 	runs, rerr := ss.Store.Runs()
 	ss.Close()
-	if rerr == nil && len(runs) == 0 && removeBareDir(ss.Dir) {
-		out.Dir, out.StorePath = "", ""
+	if rerr == nil && len(runs) == 0 {
+		out.StorePath = ""
+		if removeBareDir(ss.Dir) {
+			out.Dir = ""
+		}
 	}
 	return out, err
 }

@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,10 +43,60 @@ func (su *Setup) Fill(ctx context.Context, phase func(string)) (bool, error) {
 	if err := su.Target.Prepare(ctx, su.Workload, load); err != nil {
 		return false, err
 	}
+	if populated && *su.spec.Phases.Populate {
+		// An earlier session populated this target: check that its data is
+		// still there before measuring it (a deleted SQLite file or a
+		// flushed server would otherwise give runs of 100% not_found).
+		gone, err := su.dataGone(ctx)
+		if err != nil {
+			return false, err
+		}
+		if gone {
+			if phase != nil {
+				phase("populate again: the target no longer holds the data an earlier session loaded")
+			}
+			if err := su.Target.Prepare(ctx, su.Workload, true); err != nil {
+				return false, err
+			}
+			return true, su.populate(ctx, phase)
+		}
+	}
 	if !load {
 		return false, nil
 	}
 	return true, su.populate(ctx, phase)
+}
+
+// dataGone reads the first and the last record the population loaded and
+// reports whether either is missing. Statement workloads' tables are not
+// checked (their rows have no key Headroom can name).
+func (su *Setup) dataGone(ctx context.Context) (bool, error) {
+	w := su.Workload
+	if w.IsStatements() || w.RecordCount < 1 {
+		return false, nil
+	}
+	gen, err := workload.New(w, RunSeed(su.spec.Seed, -1))
+	if err != nil {
+		return false, err
+	}
+	c, err := su.Target.NewClient(ctx)
+	if err != nil {
+		return false, fmt.Errorf("checking the loaded data: %w", err)
+	}
+	defer c.Close()
+	op := gen.NewOp()
+	for _, k := range []int64{0, w.RecordCount - 1} {
+		gen.Populate(k, op)
+		op.Type = workload.Read
+		err := c.Do(ctx, op)
+		if errors.Is(err, target.ErrNotFound) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("checking the loaded data (reading record %d): %w", k, err)
+		}
+	}
+	return false, nil
 }
 
 // populated reports whether an earlier session already populated this

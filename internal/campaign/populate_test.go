@@ -2,9 +2,13 @@ package campaign
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
@@ -53,5 +57,63 @@ func TestPopulateInsertsRecordCount(t *testing.T) {
 	w.Statements = []workload.Statement{{Name: "q"}}
 	if err := Populate(context.Background(), tgt, w, 7, nil); err == nil {
 		t.Fatal("a statement workload was populated through a target without a dataset loader")
+	}
+}
+
+// A resumed session whose SQLite file was deleted finds the data gone and
+// populates again, instead of measuring an empty table (runs of 100%
+// not_found).
+func TestResumeRepopulatesWhenTheDataIsGone(t *testing.T) {
+	dir := t.TempDir()
+	s := parse(t, dir, `
+name: gone
+target: {type: sqlite}
+workload: {ycsb: c, record_count: 200}
+load: {model: closed, clients: [1]}
+output: out
+`)
+	ss, err := NewSession(s, SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(ss *Session, s *spec.Spec) (bool, []string) {
+		t.Helper()
+		su, err := ss.Open(context.Background(), Treatments(s)[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer su.Close()
+		var phases []string
+		filled, err := su.Fill(context.Background(), func(p string) { phases = append(phases, p) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return filled, phases
+	}
+	if filled, _ := fill(ss, s); !filled {
+		t.Fatal("the first session did not populate")
+	}
+	ss.Close()
+	for _, f := range []string{"target.db", "target.db-wal", "target.db-shm"} {
+		_ = os.Remove(filepath.Join(ss.Dir, f))
+	}
+	ss2, s2, err := ReopenSession(ss.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss2.Close()
+	filled, phases := fill(ss2, s2)
+	if !filled || len(phases) == 0 || !strings.Contains(phases[0], "no longer holds the data") {
+		t.Fatalf("after the file was deleted: filled %v, phases %q", filled, phases)
+	}
+	// And a third session finds the data there again: nothing to do.
+	ss2.Close()
+	ss3, s3, err := ReopenSession(ss.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss3.Close()
+	if filled, phases := fill(ss3, s3); filled || len(phases) != 0 {
+		t.Fatalf("with the data in place: filled %v, phases %q", filled, phases)
 	}
 }

@@ -368,6 +368,7 @@ func (i *Instance) start(ctx context.Context) error {
 	if i.cred != nil {
 		_ = logf.Chown(i.uid, i.gid)
 	}
+	oomBefore, _, _ := i.oomKills()
 	cmd := exec.Command(path, args...)
 	cmd.Dir = i.Dir
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -412,6 +413,9 @@ func (i *Instance) start(ctx context.Context) error {
 		select {
 		case <-exited:
 			i.reap()
+			if cause := i.oomCause(oomBefore); cause != "" {
+				return fmt.Errorf("%s (it exited while starting: %v; its log is %s)", cause, i.exitErr, i.LogPath())
+			}
 			return fmt.Errorf("the %s server exited while starting (%v); its log %s ends with: %s", i.Kind, i.exitErr, i.LogPath(), tailFile(i.LogPath(), 5))
 		default:
 		}

@@ -232,3 +232,11 @@ func (h *Host) PricePerHour() float64 {
 	}
 	return p
 }
+
+// OOMKills is how many processes the host's memory limit has killed
+// (lab.OOMKills), and the limit in MiB, so that a managed server's death
+// by SIGKILL can be named as the limit's and point at memory_mib.
+func (h *Host) OOMKills() (kills, limitMiB int64, ok bool) {
+	n, ok := h.lab.OOMKills(h.name)
+	return n, h.state().MemoryBytes >> 20, ok
+}

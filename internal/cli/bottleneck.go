@@ -197,4 +197,4 @@ func printImportedJSON(w io.Writer, r *results.Results, opt ab.ImportedOptions) 
 	return enc.Encode(out)
 }
 
-func stampUTC(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+func stampUTC(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -264,7 +264,7 @@ func ClassifyImported(samples []monitor.Sample, opt ImportedOptions) (*Imported,
 	}
 	for _, win := range windows {
 		iw := ImportedWindow{Window: win}
-		res, err := Classify(series, win, cfg)
+		res, err := Classify(within(series, win, cfg.Lambda), win, cfg)
 		if err != nil {
 			iw.Err = err.Error()
 		} else {
@@ -273,6 +273,21 @@ func ClassifyImported(samples []monitor.Sample, opt ImportedOptions) (*Imported,
 		out.Windows = append(out.Windows, iw)
 	}
 	return out, nil
+}
+
+// within cuts each series to the points that may overlap w (a point is at
+// most periodSlack x lambda long, as dropLongPoints left them), so that a
+// long span cut into many windows is read once per window, not whole each
+// time. The points are in time order (FromSamplesOver sorts them).
+func within(series []Series, w Window, lambda time.Duration) []Series {
+	out := make([]Series, len(series))
+	from := w.From.Add(-time.Duration(periodSlack * float64(lambda)))
+	for i, s := range series {
+		lo := sort.Search(len(s.Points), func(j int) bool { return !s.Points[j].Start.Before(from) })
+		hi := sort.Search(len(s.Points), func(j int) bool { return !s.Points[j].Start.Before(w.To) })
+		out[i] = Series{Resource: s.Resource, Points: s.Points[lo:hi]}
+	}
+	return out
 }
 
 // oneSourcePerResource keeps, for each host/resource that several tools

@@ -19,9 +19,9 @@ import (
 // FromSamplesOver and classified by Classify, over the imported span or
 // over windows the user names, one classification per window.
 
-// ImportedSources are the sample sources written by headroom import
+// importedSources are the sample sources written by headroom import
 // (every source but the campaign's own sampler).
-var ImportedSources = []string{monitor.SourceSar, monitor.SourceIostat, monitor.SourcePrometheus, monitor.SourceCloudWatch}
+var importedSources = []string{monitor.SourceSar, monitor.SourceIostat, monitor.SourcePrometheus, monitor.SourceCloudWatch}
 
 // TimeRef is one end of the analysed span: an absolute time, or an offset
 // from the start of the imported data.
@@ -136,7 +136,7 @@ func ImportedData(r *results.Results) (sources, hosts []string, n int, err error
 // importedSamples reads the imported samples of the given metrics.
 func importedSamples(r *results.Results, metrics ...string) ([]monitor.Sample, error) {
 	var out []monitor.Sample
-	for _, src := range ImportedSources {
+	for _, src := range importedSources {
 		for _, m := range metrics {
 			ss, err := r.Samples(results.SampleFilter{RunID: -1, Source: src, Metric: m})
 			if err != nil {
@@ -163,7 +163,7 @@ func ClassifyImported(samples []monitor.Sample, opt ImportedOptions) (*Imported,
 		return nil, fmt.Errorf("bottleneck: window %v is negative; give a length such as 1m, or none for one classification of the whole span", opt.Window)
 	}
 	imported := map[string]bool{}
-	for _, s := range ImportedSources {
+	for _, s := range importedSources {
 		imported[s] = true
 	}
 	out := &Imported{}

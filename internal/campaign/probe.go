@@ -25,6 +25,8 @@ type ProbeOptions struct {
 	Meter probe.RTTMeter
 	// Window hears every window once it is judged and stored; nil = quiet.
 	Window func(probe.Window)
+	// Baseline hears the unloaded latency once it is measured; nil = quiet.
+	Baseline func(probe.Baseline)
 }
 
 // Probe runs the black-box capacity probe (seed 004, internal/probe)
@@ -64,7 +66,17 @@ func (su *Setup) Probe(ctx context.Context, cfg probe.Config, o ProbeOptions) (*
 			}
 		}
 	}
-	res, runErr := probe.Run(runCtx, cfg, runner, o.Meter, progress)
+	baseline := func(b probe.Baseline) {
+		if o.Baseline != nil {
+			o.Baseline(b)
+		}
+		if storeErr == nil {
+			if storeErr = st.SetProbeBaseline(id, storeBaseline(b)); storeErr != nil {
+				cancel()
+			}
+		}
+	}
+	res, runErr := probe.Run(runCtx, cfg, runner, o.Meter, probe.Observer{Baseline: baseline, Window: progress})
 	if storeErr != nil {
 		runErr = storeErr
 	}
@@ -127,7 +139,9 @@ func storeWindow(id int64, w probe.Window) store.ProbeWindow {
 		Start: w.Start, Duration: w.Duration, RTTBeforeUs: us(w.RTTBefore), RTTAfterUs: us(w.RTTAfter),
 		PassedSeconds: w.PassedSeconds, Accepted: w.Accepted, MetSLA: w.MetSLA, Discarded: w.Discarded, Verdict: w.Verdict,
 		Sent: w.Sent, Completed: w.Completed, Errors: w.Errors, Late: w.Late, Dropped: w.Dropped, ErrorKinds: w.ErrorKinds,
-		SLAUs: us(w.SLALatency), Hist: w.Hist, Note: w.Note,
+		SLAUs: us(w.SLALatency), LimitUs: us(w.Limit), Hist: w.Hist, Note: w.Note,
+		Trend: store.ProbeTrend{Seconds: w.Trend.Seconds, Judged: w.Trend.Judged, P: w.Trend.P,
+			SlopeUs: us(w.Trend.Slope), RiseUs: us(w.Trend.Rise), Unstable: w.Trend.Unstable},
 	}
 	if sw.Start.IsZero() {
 		sw.Start = time.Now()
@@ -144,12 +158,20 @@ func storeWindow(id int64, w probe.Window) store.ProbeWindow {
 	return sw
 }
 
+// storeBaseline converts the unloaded latency for the results store
+// (milliseconds to microseconds).
+func storeBaseline(b probe.Baseline) store.ProbeBaseline {
+	return store.ProbeBaseline{Rate: b.Rate, Duration: b.Duration, Start: b.Start, Completed: b.Completed, Errors: b.Errors,
+		LatencyUs: b.Latency * 1000, P90Us: b.P90 * 1000, RTTUs: b.RTT * 1000, UnloadedUs: b.Unloaded * 1000, Tries: b.Tries, Hist: b.Hist}
+}
+
 // probeConfigJSON records every parameter the probe ran with, and the
 // treatment it probed ("" without treatments).
 func probeConfigJSON(c probe.Config, l spec.Load, treatment string) string {
 	b, _ := json.Marshal(map[string]any{"treatment": treatment,
 		"percentile": c.Percentile, "threshold": c.Threshold.String(), "start_rate": c.StartRate,
 		"window": c.Window.String(), "margin": c.Margin.String(), "rtt_spike": c.RTTSpike.String(),
+		"baseline_rate": c.BaselineRate, "baseline_window": c.BaselineWindow.String(), "unstable_p": c.UnstableP,
 		"fine_rate": c.FineRate, "max_rate": c.MaxRate, "max_windows": c.MaxWindows, "max_retries": c.MaxRetries,
 		"floor_rate": c.FloorRate, "client_shortfall": c.ClientShortfall, "max_error_ratio": c.MaxErrorRatio,
 		"rtt_every": c.RTTEvery.String(), "percentiles": probe.Percentiles,

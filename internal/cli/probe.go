@@ -42,11 +42,14 @@ func newProbeCmd() *cobra.Command {
 		Use:   "probe SPEC.yaml",
 		Short: "Estimate the request rate a target sustains under a latency SLA (black-box probe)",
 		Long: `Probe the spec's target with its workload (seed 004's black-box method,
-docs/probe.md): hold an open-loop rate for one window, double it while more
-than half of the window's seconds have a median latency within RTT + margin,
-then climb from the last accepted rate in steps of fine-rate x that rate
-until the SLA percentile exceeds the threshold. The estimate is the last
-rate that met the SLA.
+docs/probe.md): first measure the unloaded latency (a short window at
+--baseline-rate), then hold an open-loop rate for one window, double it while
+more than half of the window's seconds have a median latency within RTT +
+the unloaded latency beyond the RTT + margin, then climb from the last
+accepted rate in steps of fine-rate x that rate until the SLA percentile
+exceeds the threshold, or a window's latency rises steadily from its first
+second to its last (an unstable queue; Headroom's rule, not seed 004's).
+The estimate is the last rate that met the SLA.
 
 The spec's target, workload and population are used as by 'headroom run';
 of the load section only arrival, max_in_flight, late_after, drop_after and
@@ -81,7 +84,10 @@ report.json are written beside them (see docs/report.md).`,
 	fl.DurationVar(&f.cfg.Threshold, "threshold", f.cfg.Threshold, "SLA latency threshold L (default: the spec's slo, else 150ms)")
 	fl.Float64Var(&f.cfg.StartRate, "start-rate", f.cfg.StartRate, "first window's rate T0 in requests/s")
 	fl.DurationVar(&f.cfg.Window, "window", f.cfg.Window, "how long each rate is held (whole seconds)")
-	fl.DurationVar(&f.cfg.Margin, "margin", f.cfg.Margin, "a second passes when its median latency <= RTT + margin")
+	fl.DurationVar(&f.cfg.Margin, "margin", f.cfg.Margin, "a second passes when its median latency <= RTT + unloaded latency beyond the RTT + margin")
+	fl.Float64Var(&f.cfg.BaselineRate, "baseline-rate", f.cfg.BaselineRate, "rate of the window that measures the unloaded latency, requests/s (at most the start rate)")
+	fl.DurationVar(&f.cfg.BaselineWindow, "baseline-window", f.cfg.BaselineWindow, "length of that window (whole seconds; 0: no baseline, seed 004's rule RTT + margin)")
+	fl.Float64Var(&f.cfg.UnstableP, "unstable-p", f.cfg.UnstableP, "significance of a rising latency trend that makes a window an unstable queue (0: rule off, as in seed 004)")
 	fl.DurationVar(&f.cfg.RTTSpike, "rtt-spike", f.cfg.RTTSpike, "RTT rise over its value before the window that discards the window")
 	fl.Float64Var(&f.cfg.FineRate, "fine-rate", f.cfg.FineRate, "fine-tuning step as a fraction r of the last accepted rate")
 	fl.Float64Var(&f.cfg.MaxRate, "max-rate", f.cfg.MaxRate, "highest rate to try, requests/s")
@@ -238,12 +244,17 @@ func probeOne(ctx context.Context, sess *campaign.Session, t campaign.Treatment,
 
 	fmt.Fprintf(errw, "%s: probing %s for p%g <= %v from %g req/s, %v windows; results in %s\n",
 		s.Name, s.Target.Type, cfg.Percentile, cfg.Threshold, cfg.StartRate, cfg.Window, sess.Dir)
-	if !f.quiet {
-		printProbeHeader(out, cfg)
-	}
 	opt := campaign.ProbeOptions{Treatment: t.Name, RTTAddr: addr, Meter: meter}
 	if !f.quiet {
-		opt.Window = func(w probe.Window) { printProbeWindow(out, cfg, w) }
+		headed := false // the header comes after the baseline's lines
+		opt.Window = func(w probe.Window) {
+			if !headed {
+				printProbeHeader(out, cfg)
+				headed = true
+			}
+			printProbeWindow(out, cfg, w)
+		}
+		opt.Baseline = func(b probe.Baseline) { printProbeBaseline(out, cfg, b) }
 	}
 	res, err := su.Probe(ctx, cfg, opt)
 	if err != nil {
@@ -311,6 +322,7 @@ func probeFlagError(err error) string {
 		"margin": "margin", "rtt spike": "rtt-spike", "fine rate": "fine-rate", "max rate": "max-rate",
 		"max windows": "max-windows", "max retries": "max-retries", "floor rate": "floor-rate",
 		"client shortfall": "client-shortfall", "max error ratio": "max-errors", "rtt sampling period": "rtt-every",
+		"baseline rate": "baseline-rate", "baseline window": "baseline-window", "unstable p": "unstable-p",
 	}
 	if f, ok := flags[field]; ok {
 		return "--" + f + ":" + rest
@@ -328,6 +340,10 @@ func printProbeWindow(w io.Writer, cfg probe.Config, win probe.Window) {
 	verdict := win.Verdict
 	if win.Note != "" && (win.Discarded || verdict == "client-limited" || verdict == "target failing") {
 		verdict += ": " + win.Note
+	}
+	if win.Trend.Unstable {
+		// Say it on every window whose latency kept rising, accepted or not.
+		verdict += fmt.Sprintf(" (latency rising %.1f ms/s)", win.Trend.Slope)
 	}
 	fmt.Fprintf(w, "%3d  %-9s  %9.6g  %9.1f  %8s  %8s  %8s  %15s  %2d/%-2d  %s\n",
 		win.Seq+1, win.Phase, win.Rate, win.Achieved,
@@ -355,6 +371,27 @@ func printProbeResult(w io.Writer, cfg probe.Config, res probe.Result) {
 		fmt.Fprintln(w, "baseline RTT: not measured (RTT guard off)")
 	} else {
 		fmt.Fprintf(w, "baseline RTT: %s\n", fmtMs(res.BaselineRTT))
+	}
+	if b := res.Baseline; b != nil {
+		fmt.Fprintf(w, "baseline latency: %s unloaded (median of %d requests at %.6g req/s)\n", fmtMs(b.Latency), b.Completed, b.Rate)
+	} else if cfg.BaselineWindow == 0 {
+		fmt.Fprintln(w, "baseline latency: not measured (--baseline-window 0: seed 004's rule, RTT + margin)")
+	}
+}
+
+// printProbeBaseline prints the unloaded latency and the pass rule it
+// gives, before the first window.
+func printProbeBaseline(w io.Writer, cfg probe.Config, b probe.Baseline) {
+	rtt := "no RTT guard"
+	if !math.IsNaN(b.RTT) {
+		rtt = "RTT " + fmtMs(b.RTT)
+	}
+	fmt.Fprintf(w, "baseline: %s median, %s p90 unloaded (%d requests at %.6g req/s over %v), %s\n",
+		fmtMs(b.Latency), fmtMs(b.P90), b.Completed, b.Rate, b.Duration, rtt)
+	if math.IsNaN(b.RTT) {
+		fmt.Fprintf(w, "a second passes when its median <= %s + %v margin\n", fmtMs(b.Unloaded), cfg.Margin)
+	} else {
+		fmt.Fprintf(w, "a second passes when its median <= the RTT before its window + %s unloaded + %v margin\n", fmtMs(b.Unloaded), cfg.Margin)
 	}
 }
 

@@ -36,8 +36,21 @@ type Config struct {
 	// (seed 004: 8-10 s).
 	Window time.Duration
 	// Margin is m: a second passes when its median latency is at most the
-	// RTT plus m (10 ms).
+	// RTT before its window plus the unloaded latency over the RTT (the
+	// baseline) plus m (10 ms). It is also the rise across a window that
+	// makes a significant upward trend an unstable queue.
 	Margin time.Duration
+	// BaselineRate and BaselineWindow are the short window held before the
+	// first one to measure the unloaded end-to-end latency (Headroom's
+	// addition, docs/probe.md "The baseline"): 2 req/s for 5 s, about ten
+	// requests on a server that is at most 10% busy when it takes 20 req/s
+	// or more. The rate is capped at StartRate. BaselineWindow 0 skips the
+	// baseline: the pass rule is then seed 004's, RTT + m.
+	BaselineRate   float64
+	BaselineWindow time.Duration
+	// UnstableP is the unstable-queue rule's significance level (Trend,
+	// 0.001); 0 turns the rule off, as in seed 004.
+	UnstableP float64
 	// RTTSpike is the rise of the RTT over its value before the window that
 	// makes a sample count as a spike (20 ms).
 	RTTSpike time.Duration
@@ -79,6 +92,9 @@ func DefaultConfig() Config {
 		StartRate:       800,
 		Window:          10 * time.Second,
 		Margin:          10 * time.Millisecond,
+		BaselineRate:    2,
+		BaselineWindow:  5 * time.Second,
+		UnstableP:       0.001,
 		RTTSpike:        20 * time.Millisecond,
 		FineRate:        0.2,
 		MaxRate:         100_000,
@@ -108,6 +124,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("window: %v must be a whole number of seconds, at least 1s (seed 004 uses 8-10s)", c.Window)
 	case c.Margin < 0:
 		return fmt.Errorf("margin: must not be negative")
+	case !(c.BaselineRate > 0) || math.IsInf(c.BaselineRate, 0):
+		return fmt.Errorf("baseline rate: %v must be a positive number of requests per second, e.g. 2", c.BaselineRate)
+	case c.BaselineWindow < 0 || c.BaselineWindow%time.Second != 0:
+		return fmt.Errorf("baseline window: %v must be a whole number of seconds (0 skips the baseline)", c.BaselineWindow)
+	case !(c.UnstableP >= 0 && c.UnstableP < 0.5):
+		return fmt.Errorf("unstable p: %v must be a significance level from 0 (rule off) to below 0.5, e.g. 0.001", c.UnstableP)
 	case c.RTTSpike <= 0:
 		return fmt.Errorf("rtt spike: must be a positive duration, e.g. 20ms")
 	case !(c.FineRate > 0 && c.FineRate <= 1):
@@ -183,7 +205,7 @@ const (
 	StopMaxRate       = "max-rate"       // the next rate would pass the cap
 	StopMaxWindows    = "max-windows"    // the window budget ran out
 	StopRTT           = "rtt-unstable"   // too many windows in a row were discarded
-	StopTargetFailing = "target-failing" // a window had errors and no success at all
+	StopTargetFailing = "target-failing" // a window (or the baseline) had errors and no success at all
 	StopInterrupted   = "interrupted"    // the context was cancelled
 )
 
@@ -199,7 +221,7 @@ type Second struct {
 	Completed, Errors, Late, Dropped int64
 	P50, P90                         float64
 	RTT                              float64 // ms sampled during this second (the highest); NaN when none, +Inf when the connect failed
-	Pass                             bool    // median <= RTT + m and errors within bound
+	Pass                             bool    // median <= the window's Limit and errors within bound
 }
 
 // Window is one probed window. Latencies are in milliseconds, NaN when
@@ -215,7 +237,11 @@ type Window struct {
 	// RTTBefore is measured just before the window; the pass rule and the
 	// spike rule compare with it. RTTAfter is measured right after it.
 	RTTBefore, RTTAfter float64
-	PassedSeconds       int
+	// Limit is the pass rule's bound on a second's median: RTTBefore (0
+	// without an RTT meter) + the baseline's unloaded latency over the RTT
+	// + m.
+	Limit         float64
+	PassedSeconds int
 	// Accepted is the window's verdict in its phase: more than half of the
 	// seconds passed (ramp-up, back-off) or the SLA was met (fine-tune).
 	Accepted                         bool
@@ -229,11 +255,51 @@ type Window struct {
 	Percentiles []float64
 	// SLALatency is the latency at the SLA percentile.
 	SLALatency float64
+	// Trend is the unstable-queue rule's reading of the per-second
+	// medians; a fine-tuning window whose Trend is Unstable is not accepted
+	// even when it met the SLA.
+	Trend Trend
 	// Hist is the whole window's latency histogram (microseconds), kept so
 	// that any percentile can be drawn later.
 	Hist    *hdrhistogram.Histogram
 	Seconds []Second
 	Note    string
+}
+
+// Baseline is the unloaded end-to-end latency, measured in a short window
+// at a low rate before the first window (Headroom's addition to seed 004:
+// the seed's pass rule, median <= RTT + m, assumes an unloaded request
+// costs the server next to nothing, and rejects every rate of a server
+// whose service time alone exceeds m). Latencies in milliseconds.
+type Baseline struct {
+	Rate     float64       // req/s held
+	Duration time.Duration // how long
+	Start    time.Time
+	// Completed and Errors count the window's requests; Latency and P90 are
+	// the median and 90th percentile of the successful ones.
+	Completed, Errors int64
+	Latency, P90      float64
+	// RTT is the TCP connect time measured just before it (the probe's
+	// baseline RTT); NaN without an RTT meter.
+	RTT float64
+	// Unloaded = max(0, Latency - RTT) (Latency without an RTT meter): what
+	// an unloaded request costs beyond the network round trip. The pass
+	// rule adds it to the RTT before each window.
+	Unloaded float64
+	// Tries is how many baseline windows it took (a window with too few
+	// successful requests, or during an RTT spike, is repeated).
+	Tries int
+	Hist  *hdrhistogram.Histogram
+}
+
+// Observer hears a probe's progress as it happens; nil fields are not
+// called.
+type Observer struct {
+	// Baseline is called once the unloaded latency is measured.
+	Baseline func(Baseline)
+	// Window is called for every window as soon as it is judged, discarded
+	// ones included.
+	Window func(Window)
 }
 
 // Result is a finished probe.
@@ -248,6 +314,9 @@ type Result struct {
 	Stop          string
 	ClientLimited bool
 	BaselineRTT   float64 // ms at the start; NaN without an RTT meter
-	Windows       []Window
-	Note          string
+	// Baseline is the unloaded latency measured before the first window;
+	// nil when Config.BaselineWindow is 0 or the probe stopped before it.
+	Baseline *Baseline
+	Windows  []Window
+	Note     string
 }

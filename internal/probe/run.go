@@ -14,16 +14,21 @@ import (
 // (seed-digest §3, seed 004 Algorithm 1):
 //
 //  1. Baseline RTT: rtt is measured once at the start, and before and after
-//     every window.
+//     every window. Then (Headroom's addition) the unloaded latency: a
+//     short window at a low rate (measureBaseline), unless BaselineWindow
+//     is 0.
 //  2. Fast ramp-up: hold T for a window; a second passes when its median
-//     latency <= RTT + m; the window is accepted when more than half of its
+//     latency <= RTT + m, plus the unloaded latency beyond the RTT
+//     (passLimit); the window is accepted when more than half of its
 //     seconds pass. Accepted: T = 2T. Rejected: fine-tuning.
 //  3. RTT guard: a window during which the RTT rose more than the spike
 //     limit for at least half of the measurements is discarded and repeated
 //     at the same T, at most MaxRetries times in a row.
 //  4. Fine-tuning: T = last accepted rate, inc = r x that rate. Hold T; if
 //     the P-th percentile <= L, T = T + inc and repeat; otherwise stop with
-//     T_estimate = T - inc.
+//     T_estimate = T - inc. Headroom's unstable-queue rule (Trend): a
+//     window whose per-second medians rise significantly and materially
+//     is not accepted even when its percentile met the SLA.
 //  5. A rejected first window halves T until a window is accepted (below
 //     FloorRate: no estimate). The doubled rate was then just rejected, so
 //     fine-tuning starts from the accepted rate at once. A window in which the
@@ -35,17 +40,18 @@ import (
 //     the probe goes on with the runner's note on the window.
 //
 // rtt may be nil (a target without a network address): the pass rule then
-// compares the median with m alone and the RTT guard is off. progress, when
-// not nil, receives every window as soon as it is judged, discarded ones
-// included. When ctx is cancelled Run returns the windows so far with Stop
+// compares the median with the unloaded latency + m and the RTT guard is
+// off. obs hears the baseline and every window as soon as they are
+// measured. When ctx is cancelled Run returns the windows so far with Stop
 // StopInterrupted and no error. An error means the probe could not go on
 // (bad configuration, an unreachable RTT address, a runner failure); the
 // Result then holds the windows run before it.
-func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress func(Window)) (Result, error) {
+func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, obs Observer) (Result, error) {
 	res := Result{Estimate: math.NaN(), LowerBound: math.NaN(), BaselineRTT: math.NaN()}
 	if err := cfg.Validate(); err != nil {
 		return res, err
 	}
+	progress := obs.Window
 	if progress == nil {
 		progress = func(Window) {}
 	}
@@ -61,6 +67,21 @@ func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress
 		res.BaselineRTT = ms(d.Nanoseconds())
 	}
 	limit := ms(cfg.RTTSpike.Nanoseconds())
+	unloaded := 0.0 // the baseline's latency beyond the RTT, ms
+	if cfg.BaselineWindow > 0 {
+		b, out, err := measureBaseline(ctx, cfg, w, rtt, res.BaselineRTT)
+		if err != nil {
+			return res, err
+		}
+		if out != nil {
+			res.Stop, res.Note = out.stop, out.note
+			return res, nil
+		}
+		res.Baseline, unloaded = b, b.Unloaded
+		if obs.Baseline != nil {
+			obs.Baseline(*b)
+		}
+	}
 
 	phase := PhaseRampUp
 	rate := cfg.StartRate
@@ -93,7 +114,7 @@ func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress
 		if err != nil && ctx.Err() == nil {
 			return res, fmt.Errorf("window %d at %.6g req/s: %w", len(res.Windows)+1, rate, err)
 		}
-		win := measure(cfg, wr, finite(before), finite(after), samples)
+		win := measure(cfg, wr, passLimit(cfg, finite(before), unloaded), finite(before), finite(after), samples)
 		win.Seq, win.Phase, win.Rate = len(res.Windows), phase, rate
 		emit := func(verdict string) {
 			win.Verdict = verdict
@@ -126,7 +147,7 @@ func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress
 		lowLatency := majorityPassed(win)
 		passed := lowLatency
 		if phase == PhaseFineTune {
-			passed = win.MetSLA
+			passed = win.MetSLA && !win.Trend.Unstable
 		}
 		short := shortfall(win)
 		if (lowLatency && short > cfg.ClientShortfall) || (wr.ClientLimited && !passed) {
@@ -143,8 +164,12 @@ func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress
 			emit("client-limited")
 			return stop(StopClientLimited, fmt.Sprintf("the client is the bottleneck: %s; measure from a bigger client or several", why))
 		}
-		if win.MetSLA {
+		if win.MetSLA && !win.Trend.Unstable {
 			res.LowerBound = maxDefined(res.LowerBound, rate)
+		}
+		if win.Trend.Unstable && phase != PhaseFineTune {
+			// The seed's ramp-up rule stands; the window says what it saw.
+			win.Note = joinNote(win.Note, "unstable queue: "+win.Trend.String())
 		}
 
 		switch phase {
@@ -168,12 +193,24 @@ func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress
 			if math.IsNaN(lastAccepted) {
 				phase, rate = PhaseBackOff, rate/2
 				if rate < cfg.FloorRate {
-					return stop(StopNoEstimate, fmt.Sprintf("no estimate: no window down to the floor rate (%.6g req/s) had more than half of its seconds with median latency <= RTT + %v; raise the margin if every request takes longer than that even unloaded", cfg.FloorRate, cfg.Margin))
+					return stop(StopNoEstimate, noEstimateNote(cfg, res.Baseline))
 				}
 				continue
 			}
 			phase, rate, inc = PhaseFineTune, lastAccepted, cfg.FineRate*lastAccepted
 		case PhaseFineTune:
+			if win.MetSLA && win.Trend.Unstable {
+				// Headroom's rule: the percentile met the SLA only because
+				// the window ended before the growing queue took it over.
+				win.Note = joinNote(win.Note, "unstable queue: "+win.Trend.String())
+				emit("unstable queue")
+				res.Estimate = rate - inc
+				note := fmt.Sprintf("p%g was %.1f ms at %.6g req/s, within %v, but the queue grew through the window: %s", cfg.Percentile, win.SLALatency, rate, cfg.Threshold, win.Trend)
+				if math.IsNaN(lastMet) {
+					note += fmt.Sprintf("; the first fine-tuning window was already unstable, so the estimate (T - inc = %.6g req/s) was not itself probed", res.Estimate)
+				}
+				return stop(StopSLA, note)
+			}
 			if win.MetSLA {
 				win.Accepted = true
 				emit("met SLA")
@@ -196,6 +233,18 @@ func Run(ctx context.Context, cfg Config, w WindowRunner, rtt RTTMeter, progress
 			return stop(StopSLA, note)
 		}
 	}
+}
+
+// noEstimateNote says why the back-off found no rate, with the bound the
+// seconds had to stay under.
+func noEstimateNote(cfg Config, b *Baseline) string {
+	bound := fmt.Sprintf("RTT + %v", cfg.Margin)
+	hint := "raise the margin if every request takes longer than that even unloaded"
+	if b != nil {
+		bound = fmt.Sprintf("RTT + %.3g ms unloaded + %v", b.Unloaded, cfg.Margin)
+		hint = "raise the margin if the latency varies more than that on a lightly loaded server"
+	}
+	return fmt.Sprintf("no estimate: no window down to the floor rate (%.6g req/s) had more than half of its seconds with median latency <= %s; %s", cfg.FloorRate, bound, hint)
 }
 
 // shortfall is the share of the window's scheduled requests that the

@@ -37,7 +37,7 @@ func TestStepServerWindowSequence(t *testing.T) {
 	cfg.StartRate = 100
 	srv := &stepServer{capacity: 1000, fast: 7 * time.Millisecond, slow: 400 * time.Millisecond}
 	var seen []int
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), func(w Window) { seen = append(seen, w.Seq) })
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{Window: func(w Window) { seen = append(seen, w.Seq) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,8 @@ func TestStepServerWindowSequence(t *testing.T) {
 
 // On a queueing server of known capacity C the estimate lands within one
 // fine-tuning step of C, for start rates below and above C (the latter
-// exercises the halving back-off).
+// exercises the halving back-off), with the defaults: the baseline window
+// and the unstable-queue rule on.
 func TestEstimateWithinOneStepOfCapacity(t *testing.T) {
 	cases := []struct {
 		capacity, start float64
@@ -111,10 +112,10 @@ func TestEstimateWithinOneStepOfCapacity(t *testing.T) {
 		{150, 800, true},
 	}
 	for _, c := range cases {
-		cfg := simConfig()
+		cfg := defaultSim()
 		cfg.StartRate = c.start
 		srv := &queueServer{capacity: c.capacity, base: 6 * time.Millisecond, seed: uint64(c.capacity)}
-		res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), nil)
+		res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +159,7 @@ func TestRTTSpikeDiscardsAndRepeats(t *testing.T) {
 	// Calls: baseline, w0 before/after, w1 before/after (spike at the end).
 	meter := &scriptedRTT{script: []time.Duration{5 * ms, 5 * ms, 5 * ms, 5 * ms, 40 * ms}, rest: 5 * ms}
 	srv := &stepServer{capacity: 1000, fast: 7 * ms, slow: 400 * ms}
-	res, err := Run(context.Background(), cfg, srv, meter, nil)
+	res, err := Run(context.Background(), cfg, srv, meter, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestRTTUnstableStops(t *testing.T) {
 	ms := time.Millisecond
 	meter := &scriptedRTT{script: []time.Duration{5 * ms, 5 * ms, 5 * ms}, rest: 30 * ms}
 	srv := &stepServer{capacity: 1000, fast: 7 * ms, slow: 400 * ms}
-	res, err := Run(context.Background(), cfg, srv, meter, nil)
+	res, err := Run(context.Background(), cfg, srv, meter, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestRTTSpikedRule(t *testing.T) {
 func TestClientLimitStops(t *testing.T) {
 	cfg := simConfig()
 	srv := &queueServer{capacity: 100000, base: 6 * time.Millisecond, clientCap: 1500, seed: 3}
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), nil)
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +257,7 @@ func TestClientLimitStops(t *testing.T) {
 	// the same client in front of a server of capacity 1000, the window at
 	// 1600 is rejected and fine-tuning finds the server's capacity.
 	srv = &queueServer{capacity: 1000, base: 6 * time.Millisecond, clientCap: 1500, seed: 3}
-	res, err = Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), nil)
+	res, err = Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{})
 	if err != nil || res.ClientLimited || res.Stop != StopSLA || math.Abs(res.Estimate-1000) > 160 || res.Windows[1].Verdict != "rejected" {
 		t.Fatalf("%v %v %+v", err, rates(res.Windows), res)
 	}
@@ -264,7 +265,7 @@ func TestClientLimitStops(t *testing.T) {
 	// the probe going with the note; the first one that fails stops it
 	// (800 passes, 1600 is over the step server's capacity).
 	step := &stepServer{capacity: 1000, fast: 7 * time.Millisecond, slow: 400 * time.Millisecond, limited: true}
-	res, err = Run(context.Background(), cfg, step, nil, nil)
+	res, err = Run(context.Background(), cfg, step, nil, Observer{})
 	if err != nil || res.Stop != StopClientLimited || !slices.Equal(rates(res.Windows), []float64{800, 1600}) || !strings.Contains(res.Note, "client CPU saturated") {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -279,7 +280,7 @@ func TestMaxRateCap(t *testing.T) {
 	cfg := simConfig()
 	cfg.MaxRate = 3000
 	srv := &stepServer{capacity: 1e6, fast: 7 * ms, slow: 400 * ms}
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*ms), nil)
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*ms), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +290,7 @@ func TestMaxRateCap(t *testing.T) {
 	// Fine-tuning would step past the cap: 800, 960, then 1120 > 1100.
 	cfg.StartRate, cfg.MaxRate = 100, 1100
 	srv = &stepServer{capacity: 1000, fast: 7 * ms, slow: 400 * ms}
-	res, err = Run(context.Background(), cfg, srv, fixedRTT(5*ms), nil)
+	res, err = Run(context.Background(), cfg, srv, fixedRTT(5*ms), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +303,7 @@ func TestMaxWindowsCap(t *testing.T) {
 	cfg := simConfig()
 	cfg.StartRate, cfg.MaxWindows = 100, 3
 	srv := &stepServer{capacity: 1000, fast: 7 * time.Millisecond, slow: 400 * time.Millisecond}
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), nil)
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,7 +318,7 @@ func TestNoEstimateBelowFloor(t *testing.T) {
 	cfg := simConfig()
 	cfg.StartRate = 8
 	srv := &stepServer{capacity: 0.1, fast: 7 * time.Millisecond, slow: 400 * time.Millisecond}
-	res, err := Run(context.Background(), cfg, srv, nil, nil)
+	res, err := Run(context.Background(), cfg, srv, nil, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestNoMeterUsesMarginAlone(t *testing.T) {
 		want bool
 	}{{7 * time.Millisecond, true}, {12 * time.Millisecond, false}} {
 		srv := &stepServer{capacity: 1000, fast: c.fast, slow: time.Second}
-		res, err := Run(context.Background(), cfg, srv, nil, nil)
+		res, err := Run(context.Background(), cfg, srv, nil, Observer{})
 		if err != nil || res.Windows[0].Accepted != c.want {
 			t.Fatalf("fast %v: %v %+v", c.fast, err, res.Windows)
 		}
@@ -357,7 +358,7 @@ func TestFirstFineTuneWindowMisses(t *testing.T) {
 	cfg := simConfig()
 	cfg.StartRate = 100
 	srv := &stepServer{capacity: 1000, fast: 7 * time.Millisecond, slow: 400 * time.Millisecond, fastShare: 0.6, slowFrom: 800}
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), nil)
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -374,7 +375,7 @@ func TestFirstFineTuneWindowMisses(t *testing.T) {
 func TestErrorsFailSeconds(t *testing.T) {
 	cfg := simConfig()
 	srv := &queueServer{capacity: 1000, base: 6 * time.Millisecond, errAbove: 0.05, seed: 9}
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), nil)
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(5*time.Millisecond), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,7 +391,7 @@ func TestErrorsFailSeconds(t *testing.T) {
 func TestTargetFailing(t *testing.T) {
 	cfg := simConfig()
 	srv := &stepServer{capacity: 1000, errors: true}
-	res, err := Run(context.Background(), cfg, srv, fixedRTT(time.Millisecond), nil)
+	res, err := Run(context.Background(), cfg, srv, fixedRTT(time.Millisecond), Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,11 +406,11 @@ func TestInterruptKeepsWindows(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	srv := &stepServer{capacity: 1000, fast: 7 * time.Millisecond, slow: 400 * time.Millisecond}
-	res, err := Run(ctx, cfg, srv, fixedRTT(5*time.Millisecond), func(w Window) {
+	res, err := Run(ctx, cfg, srv, fixedRTT(5*time.Millisecond), Observer{Window: func(w Window) {
 		if w.Seq == 1 {
 			cancel()
 		}
-	})
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +426,7 @@ func (interruptedRunner) RunWindow(context.Context, float64, time.Duration) (Win
 }
 
 func TestRunnerInterruptionIsDiscarded(t *testing.T) {
-	res, err := Run(context.Background(), simConfig(), interruptedRunner{}, nil, nil)
+	res, err := Run(context.Background(), simConfig(), interruptedRunner{}, nil, Observer{})
 	if err != nil || res.Stop != StopInterrupted || len(res.Windows) != 1 || !res.Windows[0].Discarded || res.Windows[0].Verdict != "interrupted" {
 		t.Fatalf("%v %+v", err, res)
 	}
@@ -457,7 +458,7 @@ func TestConfigValidate(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("want an error about %s, got %v", c.want, err)
 		}
-		if _, rerr := Run(context.Background(), cfg, interruptedRunner{}, nil, nil); rerr == nil {
+		if _, rerr := Run(context.Background(), cfg, interruptedRunner{}, nil, Observer{}); rerr == nil {
 			t.Errorf("Run accepted a bad config (%s)", c.want)
 		}
 	}
@@ -503,7 +504,7 @@ func TestInWindowRTTSampling(t *testing.T) {
 	inside := new(atomic.Bool)
 	runner := sleepyRunner{took: 1500 * time.Millisecond, inside: inside}
 	meter := insideMeter{inside: inside, normal: 5 * time.Millisecond, spiking: 40 * time.Millisecond}
-	res, err := Run(context.Background(), cfg, runner, meter, nil)
+	res, err := Run(context.Background(), cfg, runner, meter, Observer{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,7 +514,7 @@ func TestInWindowRTTSampling(t *testing.T) {
 	}
 	// The same window without a spike is accepted.
 	meter.spiking = 6 * time.Millisecond
-	res, err = Run(context.Background(), cfg, runner, meter, nil)
+	res, err = Run(context.Background(), cfg, runner, meter, Observer{})
 	if err != nil || res.Windows[0].Discarded || !res.Windows[0].Accepted || res.Windows[0].Seconds[1].RTT != 6 {
 		t.Fatalf("%v %+v", err, res.Windows[0])
 	}

@@ -135,8 +135,17 @@ func (m *scriptedRTT) Measure(context.Context) (time.Duration, error) {
 }
 
 // simConfig is the default configuration without in-window RTT sampling,
-// which would depend on wall time.
+// which would depend on wall time, and without the baseline window: the
+// tests that use it check seed 004's own sequence of windows, whose pass
+// rule is RTT + m. defaultSim keeps the baseline.
 func simConfig() Config {
+	c := defaultSim()
+	c.BaselineWindow = 0
+	return c
+}
+
+// defaultSim is the default configuration without in-window RTT sampling.
+func defaultSim() Config {
 	c := DefaultConfig()
 	c.RTTEvery = 0
 	return c

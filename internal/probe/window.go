@@ -10,21 +10,15 @@ import (
 )
 
 // measure turns what a runner returned into a judged window (everything but
-// the phase verdict, which Run decides). rttBefore is the reference of the
-// pass rule: NaN when there is no RTT meter, and then the rule compares the
-// median with the margin alone. samples holds the RTT sampled during each
-// second (NaN where none).
-func measure(cfg Config, wr WindowResult, rttBefore, rttAfter float64, samples []float64) Window {
+// the phase verdict, which Run decides). limit is the pass rule's bound on
+// a second's median in ms (passLimit). samples holds the RTT sampled during
+// each second (NaN where none).
+func measure(cfg Config, wr WindowResult, limit, rttBefore, rttAfter float64, samples []float64) Window {
 	w := Window{
 		Start: wr.Start, Duration: cfg.Window, Offered: wr.Offered, Achieved: wr.Achieved,
-		RTTBefore: rttBefore, RTTAfter: rttAfter, ErrorKinds: wr.ErrorKinds, Note: wr.Note,
+		RTTBefore: rttBefore, RTTAfter: rttAfter, Limit: limit, ErrorKinds: wr.ErrorKinds, Note: wr.Note,
 		Hist: load.NewHistogram(),
 	}
-	ref := rttBefore
-	if math.IsNaN(ref) {
-		ref = 0
-	}
-	margin := ms(cfg.Margin.Nanoseconds())
 	for i, s := range wr.Seconds {
 		sec := Second{
 			Index: i, Sent: s.Completed + s.Errors, Completed: s.Completed, Errors: s.Errors,
@@ -39,9 +33,9 @@ func measure(cfg Config, wr WindowResult, rttBefore, rttAfter float64, samples [
 			w.Hist.Merge(s.Hist)
 		}
 		// seed-digest §3 step 2: a second passes when its median end-to-end
-		// latency is at most RTT + m (and, Headroom's addition, its errors
-		// stay within the bound).
-		sec.Pass = s.Completed > 0 && sec.P50 <= ref+margin && errorRatio(s.Completed, s.Errors) <= cfg.MaxErrorRatio
+		// latency is at most RTT + m, where Headroom adds the baseline's
+		// unloaded latency to the RTT (passLimit) and bounds the errors.
+		sec.Pass = s.Completed > 0 && sec.P50 <= limit && errorRatio(s.Completed, s.Errors) <= cfg.MaxErrorRatio
 		if sec.Pass {
 			w.PassedSeconds++
 		}
@@ -67,7 +61,21 @@ func measure(cfg Config, wr WindowResult, rttBefore, rttAfter float64, samples [
 	// percentile latency is at most L.
 	w.MetSLA = w.Completed > 0 && w.SLALatency <= ms(cfg.Threshold.Nanoseconds()) &&
 		errorRatio(w.Completed, w.Errors) <= cfg.MaxErrorRatio
+	w.Trend = judgeTrend(w.Seconds, cfg.UnstableP, ms(cfg.Margin.Nanoseconds()))
 	return w
+}
+
+// passLimit is the bound on a second's median latency, in ms: seed 004's
+// RTT + m, with the unloaded latency beyond the RTT added (Baseline.
+// Unloaded; 0 without a baseline), so that a server whose idle service
+// time exceeds m is judged by how much load adds to it. rttBefore is NaN
+// without an RTT meter; the bound is then the baseline plus m.
+func passLimit(cfg Config, rttBefore, unloaded float64) float64 {
+	ref := rttBefore
+	if math.IsNaN(ref) {
+		ref = 0
+	}
+	return ref + unloaded + ms(cfg.Margin.Nanoseconds())
 }
 
 // majorityPassed is the acceptance rule of seed-digest §3 step 2: more than

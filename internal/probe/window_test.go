@@ -29,7 +29,7 @@ func TestPassRuleHandCase(t *testing.T) {
 		second(0, 10, 16, 16),       // median 16: fail
 		{Hist: load.NewHistogram()}, // nothing came back: fail
 	}}
-	w := measure(cfg, wr, 5, 5, []float64{5, math.NaN(), 30, math.Inf(1)})
+	w := measure(cfg, wr, passLimit(cfg, 5, 0), 5, 5, []float64{5, math.NaN(), 30, math.Inf(1)})
 	want := []bool{true, true, false, false}
 	for i, s := range w.Seconds {
 		if s.Pass != want[i] {
@@ -70,7 +70,7 @@ func TestErrorBoundAndNoRTT(t *testing.T) {
 		fast[i] = 3
 	}
 	wr := WindowResult{Seconds: []SecondResult{second(1, fast...), second(2, fast[:98]...)}}
-	w := measure(cfg, wr, math.NaN(), math.NaN(), nil)
+	w := measure(cfg, wr, passLimit(cfg, math.NaN(), 0), math.NaN(), math.NaN(), nil)
 	if !w.Seconds[0].Pass || w.Seconds[1].Pass {
 		t.Fatalf("pass %v %v", w.Seconds[0].Pass, w.Seconds[1].Pass)
 	}
@@ -79,7 +79,7 @@ func TestErrorBoundAndNoRTT(t *testing.T) {
 		t.Fatalf("met %v errors %d sent %d", w.MetSLA, w.Errors, w.Sent)
 	}
 	cfg.MaxErrorRatio = 0.02
-	if w = measure(cfg, wr, math.NaN(), math.NaN(), nil); !w.MetSLA || !w.Seconds[1].Pass {
+	if w = measure(cfg, wr, passLimit(cfg, math.NaN(), 0), math.NaN(), math.NaN(), nil); !w.MetSLA || !w.Seconds[1].Pass {
 		t.Fatal("2% bound rejected 1.5% errors")
 	}
 }

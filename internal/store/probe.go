@@ -28,6 +28,35 @@ type Probe struct {
 	ClientLimited bool
 	BaselineRTTUs float64 // NaN without the RTT guard
 	Note          string
+	// Baseline is the unloaded latency measured before the first window
+	// (table probe_baseline); nil when none was stored.
+	Baseline *ProbeBaseline
+}
+
+// ProbeBaseline is a probe's unloaded end-to-end latency, measured in a
+// short window at a low rate before its first window. The pass rule of
+// every window adds UnloadedUs to the RTT before it (docs/probe.md).
+type ProbeBaseline struct {
+	Rate              float64 // req/s held
+	Duration          time.Duration
+	Start             time.Time
+	Completed, Errors int64
+	LatencyUs, P90Us  float64 // median and p90 of the successful requests
+	RTTUs             float64 // the probe's baseline RTT; NaN without the guard
+	UnloadedUs        float64 // max(0, LatencyUs - RTTUs)
+	Tries             int
+	Hist              *hdrhistogram.Histogram
+}
+
+// ProbeTrend is Headroom's unstable-queue rule applied to one window's
+// per-second medians (Mann-Kendall p-value and Sen's slope; docs/probe.md).
+type ProbeTrend struct {
+	Seconds  int     // seconds with a median
+	Judged   bool    // false: too short, or the rule was off
+	P        float64 // one-sided p-value of an upward trend; NaN when not judged
+	SlopeUs  float64 // Sen's slope, µs per second; NaN when not judged
+	RiseUs   float64 // slope x the seconds spanned, µs; NaN when not judged
+	Unstable bool
 }
 
 // ProbePercentiles are the latency percentiles stored for every window, in
@@ -58,9 +87,16 @@ type ProbeWindow struct {
 	// Percentiles holds the latency (µs) at each of ProbePercentiles.
 	Percentiles []float64
 	SLAUs       float64 // latency at the probe's SLA percentile
-	Hist        *hdrhistogram.Histogram
-	Note        string
-	Seconds     []ProbeSecond
+	// LimitUs is the pass rule's bound on a second's median (RTT before +
+	// unloaded latency beyond the RTT + margin); NaN for windows stored
+	// before the bound was (table probe_window_rule).
+	LimitUs float64
+	// Trend is the unstable-queue rule's reading (probe_window_rule);
+	// Judged is false for windows stored before the rule.
+	Trend   ProbeTrend
+	Hist    *hdrhistogram.Histogram
+	Note    string
+	Seconds []ProbeSecond
 }
 
 // ProbeSecond is one second of a probe window.
@@ -139,6 +175,36 @@ var probeDDL = []string{
 		PRIMARY KEY (probe_id, window_seq, second),
 		FOREIGN KEY (probe_id, window_seq) REFERENCES probe_window (probe_id, seq)
 	)`,
+	// Added with the baseline and the unstable-queue rule. A file made
+	// before them has the three tables above and none of these; readers
+	// treat that as no baseline and no judged trend.
+	`CREATE TABLE IF NOT EXISTS probe_baseline (
+		probe_id    INTEGER PRIMARY KEY REFERENCES probe (id),
+		rate        REAL    NOT NULL,
+		duration_ns INTEGER NOT NULL,
+		start_ns    INTEGER NOT NULL,
+		completed   INTEGER NOT NULL,
+		errors      INTEGER NOT NULL,
+		latency_us  REAL    NOT NULL,
+		p90_us      REAL    NOT NULL,
+		rtt_us      REAL,
+		unloaded_us REAL    NOT NULL,
+		tries       INTEGER NOT NULL,
+		hist        TEXT    NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS probe_window_rule (
+		probe_id       INTEGER NOT NULL,
+		window_seq     INTEGER NOT NULL,
+		limit_us       REAL,
+		trend_seconds  INTEGER NOT NULL,
+		trend_judged   INTEGER NOT NULL,
+		trend_p        REAL,
+		trend_slope_us REAL,
+		trend_rise_us  REAL,
+		unstable       INTEGER NOT NULL,
+		PRIMARY KEY (probe_id, window_seq),
+		FOREIGN KEY (probe_id, window_seq) REFERENCES probe_window (probe_id, seq)
+	)`,
 }
 
 // probePercentileColumns name the columns of ProbePercentiles, in order.
@@ -211,6 +277,28 @@ func (s *Store) FinishProbe(id int64, p Probe) error {
 	return nil
 }
 
+// SetProbeBaseline records probe id's unloaded latency (one per probe; a
+// second call replaces the first).
+func (s *Store) SetProbeBaseline(id int64, b ProbeBaseline) error {
+	doing := fmt.Sprintf("writing the baseline of probe %d", id)
+	hist, err := encodeHist(b.Hist)
+	if err != nil {
+		return fmt.Errorf("results database %s: %s: %w", s.path, doing, err)
+	}
+	if b.Start.IsZero() {
+		b.Start = time.Now()
+	}
+	return s.write(doing, probeDDL, func(tx *sql.Tx) error {
+		if _, err := tx.Exec(`INSERT OR REPLACE INTO probe_baseline (probe_id, rate, duration_ns, start_ns, completed, errors,
+			latency_us, p90_us, rtt_us, unloaded_us, tries, hist) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			id, b.Rate, int64(b.Duration), b.Start.UnixNano(), b.Completed, b.Errors, b.LatencyUs, b.P90Us,
+			nullable(b.RTTUs), b.UnloadedUs, b.Tries, hist); err != nil {
+			return s.fail(doing, err)
+		}
+		return nil
+	})
+}
+
 // AddProbeWindow writes one window and its seconds in one transaction, so
 // a reader never sees a window without its seconds. The histogram is
 // encoded before the transaction starts.
@@ -245,6 +333,12 @@ func (s *Store) AddProbeWindow(w ProbeWindow) error {
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...); err != nil {
 			return s.fail(doing, err)
 		}
+		if _, err := tx.Exec(`INSERT INTO probe_window_rule (probe_id, window_seq, limit_us, trend_seconds, trend_judged, trend_p, trend_slope_us, trend_rise_us, unstable)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			w.ProbeID, w.Seq, nullable(w.LimitUs), w.Trend.Seconds, w.Trend.Judged, nullable(w.Trend.P),
+			nullable(w.Trend.SlopeUs), nullable(w.Trend.RiseUs), w.Trend.Unstable); err != nil {
+			return s.fail(doing, err)
+		}
 		for _, sec := range w.Seconds {
 			if _, err := tx.Exec(`INSERT INTO probe_second (probe_id, window_seq, second, sent, completed, errors, late, dropped, p50_us, p90_us, rtt_us, pass)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -264,7 +358,7 @@ func (s *Store) Probes() ([]Probe, error) {
 	if ok, err := s.hasTable(doing, "probe"); err != nil || !ok {
 		return nil, err
 	}
-	return readAll(s, doing, `SELECT id, start_ns, end_ns, target, rtt_addr, config_json, sla_percentile, sla_threshold_us,
+	ps, err := readAll(s, doing, `SELECT id, start_ns, end_ns, target, rtt_addr, config_json, sla_percentile, sla_threshold_us,
 		status, stop, estimate, lower_bound, client_limited, baseline_rtt_us, note FROM probe ORDER BY id`, nil, func(rows *sql.Rows) (Probe, error) {
 		var p Probe
 		var start, end sql.NullInt64
@@ -277,6 +371,43 @@ func (s *Store) Probes() ([]Probe, error) {
 		p.Estimate, p.LowerBound, p.BaselineRTTUs = fromNullable(est), fromNullable(lb), fromNullable(rtt)
 		return p, err
 	})
+	if err != nil || len(ps) == 0 {
+		return ps, err
+	}
+	if ok, err := s.hasTable(doing, "probe_baseline"); err != nil || !ok {
+		return ps, err
+	}
+	type keyed struct {
+		id int64
+		b  ProbeBaseline
+	}
+	bs, err := readAll(s, doing, `SELECT probe_id, rate, duration_ns, start_ns, completed, errors, latency_us, p90_us, rtt_us,
+		unloaded_us, tries, hist FROM probe_baseline`, nil, func(rows *sql.Rows) (keyed, error) {
+		var k keyed
+		var dur, start int64
+		var rtt sql.NullFloat64
+		var hist string
+		if err := rows.Scan(&k.id, &k.b.Rate, &dur, &start, &k.b.Completed, &k.b.Errors, &k.b.LatencyUs, &k.b.P90Us, &rtt,
+			&k.b.UnloadedUs, &k.b.Tries, &hist); err != nil {
+			return k, err
+		}
+		k.b.Duration, k.b.Start, k.b.RTTUs = time.Duration(dur), time.Unix(0, start).UTC(), fromNullable(rtt)
+		var err error
+		k.b.Hist, err = decodeHist(hist)
+		return k, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range bs {
+		for i := range ps {
+			if ps[i].ID == k.id {
+				b := k.b
+				ps[i].Baseline = &b
+			}
+		}
+	}
+	return ps, nil
 }
 
 // ProbeWindows returns the windows of probe probeID in order, each with its
@@ -295,7 +426,7 @@ func (s *Store) ProbeWindows(probeID int64) ([]ProbeWindow, error) {
 	var out []ProbeWindow
 	index := map[int]int{}
 	for rows.Next() {
-		w := ProbeWindow{ProbeID: probeID}
+		w := ProbeWindow{ProbeID: probeID, LimitUs: math.NaN(), Trend: ProbeTrend{P: math.NaN(), SlopeUs: math.NaN(), RiseUs: math.NaN()}}
 		var start, dur int64
 		var before, after, sla sql.NullFloat64
 		pcts := make([]sql.NullFloat64, len(ProbePercentiles))
@@ -332,6 +463,9 @@ func (s *Store) ProbeWindows(probeID int64) ([]ProbeWindow, error) {
 	if err := rows.Err(); err != nil {
 		return nil, s.fail(doing, err)
 	}
+	if err := s.readWindowRules(doing, probeID, out, index); err != nil {
+		return nil, err
+	}
 	// A second query rather than a join: the store has one connection, so
 	// the first rows must be closed before it runs.
 	srows, err := s.db.Query(`SELECT window_seq, second, sent, completed, errors, late, dropped, p50_us, p90_us, rtt_us, pass
@@ -356,6 +490,37 @@ func (s *Store) ProbeWindows(probeID int64) ([]ProbeWindow, error) {
 		return nil, s.fail(doing, err)
 	}
 	return out, nil
+}
+
+// readWindowRules fills the pass limit and trend of the windows in out
+// (index maps a window's seq to its place) from probe_window_rule; windows
+// stored before it keep their unknown values.
+func (s *Store) readWindowRules(doing string, probeID int64, out []ProbeWindow, index map[int]int) error {
+	if ok, err := s.hasTable(doing, "probe_window_rule"); err != nil || !ok {
+		return err
+	}
+	type rule struct {
+		seq   int
+		limit sql.NullFloat64
+		t     ProbeTrend
+	}
+	rules, err := readAll(s, doing, `SELECT window_seq, limit_us, trend_seconds, trend_judged, trend_p, trend_slope_us, trend_rise_us, unstable
+		FROM probe_window_rule WHERE probe_id = ?`, []any{probeID}, func(rows *sql.Rows) (rule, error) {
+		var r rule
+		var p, slope, rise sql.NullFloat64
+		err := rows.Scan(&r.seq, &r.limit, &r.t.Seconds, &r.t.Judged, &p, &slope, &rise, &r.t.Unstable)
+		r.t.P, r.t.SlopeUs, r.t.RiseUs = fromNullable(p), fromNullable(slope), fromNullable(rise)
+		return r, err
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range rules {
+		if i, ok := index[r.seq]; ok {
+			out[i].LimitUs, out[i].Trend = fromNullable(r.limit), r.t
+		}
+	}
+	return nil
 }
 
 // The probe tables are exportable like the others (see Export). They are
@@ -389,10 +554,23 @@ func init() {
 			plain("p50_us", kFloat), plain("p90_us", kFloat), plain("rtt_us", kFloat), plain("pass", kBool)},
 		from: `FROM probe_second ORDER BY probe_id, window_seq, second`,
 	}
+	exportTables["probe_baselines"] = exportTable{
+		cols: []exportCol{plain("probe_id", kInt), plain("rate", kFloat), plain("duration_ns", kInt), plain("start_ns", kInt),
+			plain("completed", kInt), plain("errors", kInt), plain("latency_us", kFloat), plain("p90_us", kFloat),
+			plain("rtt_us", kFloat), plain("unloaded_us", kFloat), plain("tries", kInt),
+			{name: "hist", expr: "hist", kind: kText, jsonOnly: true}},
+		from: `FROM probe_baseline ORDER BY probe_id`,
+	}
+	exportTables["probe_window_rules"] = exportTable{
+		cols: []exportCol{plain("probe_id", kInt), plain("window_seq", kInt), plain("limit_us", kFloat),
+			plain("trend_seconds", kInt), plain("trend_judged", kBool), plain("trend_p", kFloat), plain("trend_slope_us", kFloat),
+			plain("trend_rise_us", kFloat), plain("unstable", kBool)},
+		from: `FROM probe_window_rule ORDER BY probe_id, window_seq`,
+	}
 }
 
 // ProbeExportTables are the probe tables Export accepts.
-var ProbeExportTables = []string{"probes", "probe_windows", "probe_seconds"}
+var ProbeExportTables = []string{"probes", "probe_windows", "probe_seconds", "probe_baselines", "probe_window_rules"}
 
 // EnsureProbeTables creates the probe tables when the file has none, so
 // that exporting them from a campaign without a probe gives empty tables

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,7 +66,39 @@ func probeText(pr probeRun) string {
 	if p.Status == results.StatusInterrupted {
 		s += " (interrupted)"
 	}
+	if b := p.Baseline; b != nil {
+		s += "; " + baselineText(*b)
+	}
 	return s
+}
+
+// baselineText is a probe's unloaded latency in a phrase.
+func baselineText(b results.ProbeBaseline) string {
+	s := fmt.Sprintf("unloaded latency %s ms", ms3(b.LatencyUs/1000))
+	if !math.IsNaN(b.RTTUs) {
+		s += fmt.Sprintf(" (RTT %s ms)", rttText(b.RTTUs))
+	}
+	return s
+}
+
+// baselineNote says how the baseline was measured and the pass rule it
+// gave the probe's seconds.
+func baselineNote(pr probeRun) page.Block {
+	b := pr.p.Baseline
+	if b == nil {
+		return note("info", "No unloaded latency was measured (a probe stored before the baseline, or run with --baseline-window 0): a second passed when its median latency was at most the RTT before its window plus the margin ("+pr.margin.String()+"), seed 004's rule.")
+	}
+	rule := fmt.Sprintf("the RTT before its window + %s ms + the margin (%s)", ms3(b.UnloadedUs/1000), pr.margin)
+	rtt := "without an RTT guard"
+	if !math.IsNaN(b.RTTUs) {
+		rtt = fmt.Sprintf("the TCP connect RTT before it was %s ms", rttText(b.RTTUs))
+	}
+	if math.IsNaN(b.RTTUs) {
+		rule = fmt.Sprintf("%s ms + the margin (%s)", ms3(b.UnloadedUs/1000), pr.margin)
+	}
+	return note("info", fmt.Sprintf("Baseline: the unloaded end-to-end latency was %s ms (median; p90 %s ms) over %d successful requests at %s req/s for %v; %s. "+
+		"A second passed when its median latency was at most %s (Headroom's addition: seed 004 compares with the RTT + margin only).",
+		ms3(b.LatencyUs/1000), ms3(b.P90Us/1000), b.Completed, format.Num(b.Rate), b.Duration, rtt, rule))
 }
 
 // ProbeRow is one probe's result with the deployment it ran on, for
@@ -190,6 +223,8 @@ func windowMark(w results.ProbeWindow) string {
 	switch {
 	case w.Discarded:
 		return "warn"
+	case w.Phase == "fine-tune" && w.Trend.Unstable && !w.Accepted:
+		return "fail" // met the SLA percentile, but its queue grew
 	case w.Accepted || w.MetSLA:
 		return "pass"
 	}
@@ -231,10 +266,12 @@ func probeBlocks(i int, pr probeRun) []page.Block {
 	slaCol := "p" + format.Num(p.SLAPercentile) + " (SLA)"
 	tbl := &page.Table{ID: id + "-windows", Title: "Probe windows" + title,
 		Source: src + "; rate = T, offered = requests sent per second, achieved = successful completions per second; latencies over the whole window's successful requests; " +
-			"pass = seconds whose median latency was at most the RTT before the window plus the margin",
+			"pass = seconds whose median latency was at most the limit (the RTT before the window + the unloaded latency beyond the RTT + the margin); " +
+			"trend = Sen's slope of the per-second medians, unstable when rising with Mann-Kendall p ≤ the probe's level and by at least the margin over the window (Headroom's rule, docs/probe.md)",
 		Columns: []page.Column{{Title: "#"}, {Title: "phase"}, {Title: "rate (req/s)", Unit: "req/s"}, {Title: "offered (req/s)", Unit: "req/s"},
 			{Title: "achieved (ok/s)", Unit: "ok/s"}, {Title: "p50 (" + unit + ")", Unit: "µs"}, {Title: "p90 (" + unit + ")", Unit: "µs"}, {Title: slaCol + " (" + unit + ")", Unit: "µs"},
-			{Title: "RTT before/after (ms)"}, {Title: "pass"}, {Title: "errors"}, {Title: "dropped"}, {Title: "verdict"}}}
+			{Title: "RTT before/after (ms)"}, {Title: "pass"}, {Title: "errors"}, {Title: "dropped"}, {Title: "verdict"},
+			{Title: "limit (ms)", Unit: "µs"}, {Title: "trend (ms/s)", Unit: "ms/s"}}}
 	lat := func(v float64) page.Cell {
 		if math.IsNaN(v) {
 			return page.Text("–")
@@ -243,15 +280,15 @@ func probeBlocks(i int, pr probeRun) []page.Block {
 	}
 	for _, w := range pr.windows {
 		verdict := w.Verdict
-		if w.Note != "" && w.Discarded {
+		if w.Note != "" && (w.Discarded || w.Trend.Unstable) {
 			verdict += ": " + w.Note
 		}
 		tbl.Rows = append(tbl.Rows, []page.Cell{intCell(int64(w.Seq + 1)), page.Text(w.Phase), page.Number(format.Num(w.Rate), w.Rate),
 			numCell(w.Offered, 1), numCell(w.Achieved, 1), lat(percentile(w, 50)), lat(percentile(w, 90)), lat(w.SLAUs),
 			page.Text(rttText(w.RTTBeforeUs) + " / " + rttText(w.RTTAfterUs)), page.Number(fmt.Sprintf("%d/%d", w.PassedSeconds, len(w.Seconds)), float64(w.PassedSeconds)),
-			intCell(w.Errors), intCell(w.Dropped), verdictCell(verdict, windowMark(w))})
+			intCell(w.Errors), intCell(w.Dropped), verdictCell(verdict, windowMark(w)), limitCell(w.LimitUs), trendCell(w.Trend)})
 	}
-	blocks = append(blocks, page.Block{Table: tbl})
+	blocks = append(blocks, page.Block{Table: tbl}, baselineNote(pr))
 	if len(pr.windows) == 0 {
 		return append(blocks, note("info", "The probe stored no window."))
 	}
@@ -282,13 +319,33 @@ func probeBlocks(i int, pr probeRun) []page.Block {
 	return blocks
 }
 
+func limitCell(v float64) page.Cell {
+	if math.IsNaN(v) {
+		return page.Text("–")
+	}
+	return page.Number(fmt.Sprintf("%.2f", v/1000), v)
+}
+
+// trendCell shows a window's latency trend, marked when unstable.
+func trendCell(t results.ProbeTrend) page.Cell {
+	if !t.Judged {
+		return page.Text("–")
+	}
+	c := page.Number(fmt.Sprintf("%+.2f (p = %.2g)", t.SlopeUs/1000, t.P), t.SlopeUs/1000)
+	if t.Unstable {
+		c.Text += " unstable"
+		c.Mark = "fail"
+	}
+	return c
+}
+
 // secondsChart is the per-second pass rule over the probe's time: each
 // second's median latency beside the bar it had to stay under (the RTT
 // before its window plus the margin), failing seconds shaded.
 func secondsChart(id, title, src string, pr probeRun) *chart.Chart {
 	t0 := pr.windows[0].Start
 	p50 := chart.Series{Name: "median latency per second"}
-	bar := chart.Series{Name: "pass limit (RTT before + margin)", Dashed: true}
+	bar := chart.Series{Name: "pass limit (RTT before + unloaded + margin)", Dashed: true}
 	var ranges []chart.Range
 	maxUS := 0.0
 	for _, w := range pr.windows {
@@ -300,10 +357,10 @@ func secondsChart(id, title, src string, pr probeRun) *chart.Chart {
 	n := 0
 	for _, w := range pr.windows {
 		off := w.Start.Sub(t0).Seconds()
-		limit := math.NaN()
-		if !math.IsNaN(w.RTTBeforeUs) {
+		limit := w.LimitUs / div
+		if math.IsNaN(limit) && !math.IsNaN(w.RTTBeforeUs) { // stored before the baseline: seed 004's limit
 			limit = (w.RTTBeforeUs + us(pr.margin)) / div
-		} else if pr.margin > 0 {
+		} else if math.IsNaN(limit) && pr.margin > 0 {
 			limit = us(pr.margin) / div
 		}
 		for _, s := range w.Seconds {
@@ -327,7 +384,7 @@ func secondsChart(id, title, src string, pr probeRun) *chart.Chart {
 		values = append(values, float64(pt.Y))
 	}
 	return &chart.Chart{ID: id + "-seconds", Title: "Per-second pass rule over the probe" + title,
-		Source: src + "; x = seconds since the first window started; a second passes when its median latency is at most the RTT measured before its window plus the margin (" + pr.margin.String() + ") and its errors are within bounds; shaded seconds failed",
+		Source: src + "; x = seconds since the first window started; a second passes when its median latency is at most the RTT measured before its window plus the unloaded latency beyond the RTT (the baseline) plus the margin (" + pr.margin.String() + ") and its errors are within bounds; shaded seconds failed",
 		Line: &chart.Line{X: chart.Axis{Label: "time since the first window", Unit: "s"}, Y: chart.Axis{Label: "median latency", Unit: unit, Log: wantLog(values)},
 			Series: []chart.Series{p50, bar}, Ranges: ranges, RangesName: "failed seconds"}}
 }
@@ -385,4 +442,13 @@ func surfaceChart(id, title, src string, pr probeRun) *chart.Chart {
 	return &chart.Chart{ID: id + "-surface", Title: "Latency/throughput surface" + title,
 		Source: src + "; cell = the latency at that percentile of the window's successful requests (its merged histogram), the mean over the windows held at that rate; discarded windows left out; grey = no successful request",
 		Heat:   h}
+}
+
+// ms3 prints a latency in ms with three significant digits (10.2, 0.153),
+// whole milliseconds from 100 up.
+func ms3(v float64) string {
+	if math.Abs(v) >= 100 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/analysis/stats"
 	"github.com/headroom-dev/headroom/internal/report/format"
+	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
@@ -187,14 +188,18 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 	}
 	head := "  op\tok/run\tmean\tp50\tp95\tp99\tmax\t"
 	if withServer {
-		head += "server\tnetwork+queue\t"
+		head += "server\tnetwork+queueing\t"
 	}
 	fmt.Fprintln(tw, head)
 	for _, o := range l.Ops {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t", o.Op, format.Terminal.Est(o.Count, 0),
 			lat(o.Latency.Mean), lat(o.Latency.P50), lat(o.Latency.P95), lat(o.Latency.P99), lat(o.Latency.Max))
 		if withServer {
-			fmt.Fprintf(tw, "%s\t%s\t", lat(o.Server), lat(o.Network))
+			mu := lat(o.Network)
+			if o.Network.N > 0 && o.Network.Mean < 0 {
+				mu = page.MuWithinError
+			}
+			fmt.Fprintf(tw, "%s\t%s\t", lat(o.Server), mu)
 		}
 		fmt.Fprintln(tw)
 	}

@@ -275,7 +275,7 @@ func opTable(sum levels.Summary, set setting, src string) *Table {
 	cols := []Column{{Title: format.LoadAxis(set.model).Label + " (" + format.LoadUnit(set.model) + ")", Unit: format.LoadUnit(set.model)}, {Title: "operation"}, {Title: "ok/run"}, {Title: "mean", Unit: "µs"},
 		{Title: "p50", Unit: "µs"}, {Title: "p95", Unit: "µs"}, {Title: "p99", Unit: "µs"}, {Title: "max", Unit: "µs"}}
 	if withServer {
-		cols = append(cols, Column{Title: "server", Unit: "µs"}, Column{Title: "network + queue", Unit: "µs"})
+		cols = append(cols, Column{Title: "server", Unit: "µs"}, Column{Title: MuLabel, Unit: "µs"})
 	}
 	var rows [][]Cell
 	for _, l := range sum.Levels {
@@ -283,14 +283,14 @@ func opTable(sum levels.Summary, set setting, src string) *Table {
 			row := []Cell{Number(format.Num(l.Level), l.Level), Text(o.Op), estCell(o.Count, 0), latCell(o.Latency.Mean),
 				latCell(o.Latency.P50), latCell(o.Latency.P95), latCell(o.Latency.P99), latCell(o.Latency.Max)}
 			if withServer {
-				row = append(row, latCell(o.Server), latCell(o.Network))
+				row = append(row, latCell(o.Server), MuCell(o.Network))
 			}
 			rows = append(rows, row)
 		}
 	}
 	s := src + "; mean ± standard error across repetitions of each run's latency statistic, successful requests only"
 	if withServer {
-		s += "; server = the server's own mean execution time per statement, network + queue = client mean minus it (seed-digest §2)"
+		s += "; server = the server's own mean execution time per statement; " + MuNote + " (seed-digest §2)"
 	}
 	return &Table{ID: "latency-by-op", Title: "Latency by operation type", Source: s, Columns: cols, Rows: rows}
 }

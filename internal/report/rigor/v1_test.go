@@ -43,7 +43,7 @@ func TestV1StoreSections(t *testing.T) {
 	if title := chartByID(t, secs, "capacity-t2-latency").Line.Rules[0].Label; title != "SLO 8ms" {
 		t.Errorf("big's latency chart marks %q, want its own SLO 8ms", title)
 	}
-	if v := sectionByID(secs, "variability"); v == nil || !strings.Contains(v.Summary, "(a) small: tau_se < 5.0 ms at 2 of 2 levels") {
+	if v := sectionByID(secs, "variability"); v == nil || !strings.Contains(v.Summary, "(a) small: tau_se < 5% of tau at 1 of 2 levels; not at 500 req/s (23.2%)") {
 		t.Errorf("variability section %+v", v)
 	}
 	if sectionByID(secs, "scaling") != nil || sectionByID(secs, "probe") != nil {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
+	"github.com/headroom-dev/headroom/internal/analysis/stats"
 	"github.com/headroom-dev/headroom/internal/analysis/variability"
 	"github.com/headroom-dev/headroom/internal/report/chart"
 	"github.com/headroom-dev/headroom/internal/report/format"
@@ -82,16 +84,42 @@ func repeatCounts(x variability.Instance) (pass, fail, unknown int) {
 	return
 }
 
+// relative says whether the verdicts are judged relative to tau.
+func relative(cfg variability.Config) bool { return cfg.Thresholds != variability.Absolute }
+
+// repeatRule is verdict (a)'s rule in words.
+func repeatRule(cfg variability.Config) string {
+	if relative(cfg) {
+		return "tau_se < " + pctText(cfg.RepeatPct) + " of tau"
+	}
+	return "tau_se < " + ms(us(cfg.RepeatSE))
+}
+
+// crossRule is verdict (b)'s rule in words.
+func crossRule(cfg variability.Config) string {
+	if relative(cfg) {
+		return fmt.Sprintf("|Δtau| < %s of tau, by Welch's t", pctText(cfg.CrossPct))
+	}
+	return "|Δtau| < " + ms(us(cfg.CrossDiff))
+}
+
+func pctText(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) + "%" }
+
 // repeatText is verdict (a) of one instance in a sentence.
 func repeatText(x variability.Instance, cfg variability.Config) string {
 	pass, fail, unknown := repeatCounts(x)
 	n := len(x.Levels)
-	s := fmt.Sprintf("tau_se < %s at %d of %d levels", ms(us(cfg.RepeatSE)), pass, n)
+	s := fmt.Sprintf("%s at %d of %d levels", repeatRule(cfg), pass, n)
 	var failed []string
 	for _, r := range x.Levels {
-		if r.Repeatable == variability.Fail {
-			failed = append(failed, fmt.Sprintf("%s (%s)", format.LoadText(x.Model, r.Level), ms(r.Tau.SE)))
+		if r.Repeatable != variability.Fail {
+			continue
 		}
+		what := ms(r.Tau.SE)
+		if relative(cfg) {
+			what = fmt.Sprintf("%.1f%%", 100*r.RelSE)
+		}
+		failed = append(failed, fmt.Sprintf("%s (%s)", format.LoadText(x.Model, r.Level), what))
 	}
 	if fail > 0 {
 		s += "; not at " + strings.Join(failed, ", ")
@@ -151,8 +179,15 @@ func variabilityBlocks(res variability.Result) []page.Block {
 		hostNames = append(hostNames, h)
 	}
 	sort.Strings(hostNames)
-	src := fmt.Sprintf("from %s; tau = the mean response time of a run's successful requests (all operations), tau_se = its standard error across repetitions; theta = the mean CPU utilisation of %s over each run's measured phase, %s, averaged across repetitions",
-		format.Plural(runs, "completed run"), orText(hostNames, "the target host"), trim)
+	thetaOf := orText(hostNames, "the target host")
+	for _, x := range res.Instances {
+		if x.LessClient {
+			thetaOf += ", less the load generator's own process where it ran on the same machine"
+			break
+		}
+	}
+	src := fmt.Sprintf("from %s; tau = the mean response time of a run's successful requests (all operations), tau_se = its standard error across repetitions; theta = the mean CPU utilisation of %s (never the load generator's) over each run's measured phase, %s, averaged across repetitions",
+		format.Plural(runs, "completed run"), thetaOf, trim)
 	var blocks []page.Block
 
 	cols := []page.Column{}
@@ -167,13 +202,16 @@ func variabilityBlocks(res variability.Result) []page.Block {
 		}
 	}
 	cols = append(cols, loadColumn(model), page.Column{Title: "reps"}, page.Column{Title: "tau (ms) ± SE", Unit: "µs"},
-		page.Column{Title: "tau_se (ms)", Unit: "µs"}, page.Column{Title: "(a) tau_se < " + ms(us(cfg.RepeatSE))},
+		page.Column{Title: "tau_se (ms)", Unit: "µs"}, page.Column{Title: "(a) " + repeatRule(cfg)},
 		page.Column{Title: "theta_mean (%) ± SE", Unit: "%"})
+	if relative(cfg) {
+		cols = append(cols, page.Column{Title: "tau_se / tau (%)", Unit: "%"})
+	}
 	if withMu {
-		cols = append(cols, page.Column{Title: "mu (ms) ± SE", Unit: "µs"})
+		cols = append(cols, page.Column{Title: "mu = " + page.MuLabel + " (ms) ± SE", Unit: "µs"})
 	}
 	tbl := &page.Table{ID: "variability-levels", Title: "Per instance and level: tau, tau_se, theta and verdict (a)", Columns: cols,
-		Source: src + "; mu = client response time minus the server's execution time, when the server reported it"}
+		Source: src + "; mu = client response time minus the server's execution time, when the server reported it; " + page.MuNote}
 	var notes []string
 	for _, x := range res.Instances {
 		for _, n := range x.Notes {
@@ -190,8 +228,11 @@ func variabilityBlocks(res variability.Result) []page.Block {
 			}
 			verdict := verdictOf(r.Repeatable)
 			row = append(row, page.Number(format.Num(r.Level), r.Level), intCell(int64(r.Reps)), seCell(r.Tau, 2, 1000), tauSE, verdict, seCell(r.Theta, 1, 1))
+			if relative(cfg) {
+				row = append(row, numCell(100*r.RelSE, 1))
+			}
 			if withMu {
-				row = append(row, seCell(r.Mu, 2, 1000))
+				row = append(row, muCell(r.Mu))
 			}
 			tbl.Rows = append(tbl.Rows, row)
 			for _, n := range r.Notes {
@@ -207,18 +248,27 @@ func variabilityBlocks(res variability.Result) []page.Block {
 		b := chart.Series{Name: label(x.Name)}
 		for _, r := range x.Levels {
 			a.Points = append(a.Points, chart.Point{X: r.Level, Y: chart.Num(r.Tau.Mean / 1000), Err: chart.Num(r.Tau.SE / 1000)})
-			if r.Tau.N >= 2 {
+			switch {
+			case r.Tau.N < 2:
+			case relative(cfg):
+				b.Points = append(b.Points, chart.Point{X: r.Level, Y: chart.Num(100 * r.RelSE)})
+			default:
 				b.Points = append(b.Points, chart.Point{X: r.Level, Y: chart.Num(r.Tau.SE / 1000)})
 			}
 		}
 		tau, tauSE = append(tau, a), append(tauSE, b)
 	}
+	seAxis, seRule := chart.Axis{Label: "tau_se", Unit: "ms", Min: chart.At(0)}, chart.Rule{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}
+	seTitle, seSource := "Repeatability: tau_se against ", "; the line is the repeat_se threshold of verdict (a)"
+	if relative(cfg) {
+		seAxis, seRule = chart.Axis{Label: "tau_se / tau", Unit: "%", Min: chart.At(0)}, chart.Rule{Axis: "y", Value: cfg.RepeatPct, Label: "repeat_pct " + pctText(cfg.RepeatPct)}
+		seTitle, seSource = "Repeatability: tau_se as a share of tau against ", "; the line is the repeat_pct threshold of verdict (a)"
+	}
 	blocks = append(blocks,
 		page.Block{Chart: &chart.Chart{ID: "variability-tau", Title: "Mean response time tau against " + format.LoadAxis(model).Label, Source: src + "; error bars ± 1 standard error (tau_se)",
 			Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "tau", Unit: "ms", Min: chart.At(0)}, Series: tau}}},
-		page.Block{Chart: &chart.Chart{ID: "variability-tau-se", Title: "Repeatability: tau_se against " + format.LoadAxis(model).Label, Source: src + "; the line is the repeat_se threshold of verdict (a)",
-			Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "tau_se", Unit: "ms", Min: chart.At(0)}, Series: tauSE,
-				Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}})
+		page.Block{Chart: &chart.Chart{ID: "variability-tau-se", Title: seTitle + format.LoadAxis(model).Label, Source: src + seSource,
+			Line: &chart.Line{X: format.LoadAxis(model), Y: seAxis, Series: tauSE, Rules: []chart.Rule{seRule}}}})
 
 	if cross := crossBlocks(res, model, src); cross != nil {
 		blocks = append(blocks, cross...)
@@ -261,10 +311,18 @@ func rangeRow(name string, r variability.Range) []page.Cell {
 // when there are none.
 func crossBlocks(res variability.Result, model, src string) []page.Block {
 	cfg := res.Config
-	tbl := &page.Table{ID: "variability-cross", Title: "Instances created equal: cross-instance difference (b)",
-		Source: src + "; max |Δtau| = the largest difference of tau between the group's instances at the level",
-		Columns: []page.Column{{Title: "instances"}, loadColumn(model), {Title: "measured on"}, {Title: "max |Δtau| (ms)", Unit: "µs"},
-			{Title: "between"}, {Title: "(b) < " + ms(us(cfg.CrossDiff))}}}
+	rule := "max |Δtau| = the largest difference of tau between the group's instances at the level"
+	if relative(cfg) {
+		rule += fmt.Sprintf("; |Δtau| / tau = it as a share of the smaller tau; Welch p = the two-sided p-value of Welch's t-test on the two instances' repetitions; "+
+			"(b) fails when |Δtau| >= %s of tau, passes when Welch's %.0f%% interval of Δtau lies within ±%s of tau (equal within the margin), and is undecided otherwise",
+			pctText(cfg.CrossPct), 100*(1-2*cfg.Alpha), pctText(cfg.CrossPct))
+	}
+	cols := []page.Column{{Title: "instances"}, loadColumn(model), {Title: "measured on"}, {Title: "max |Δtau| (ms)", Unit: "µs"},
+		{Title: "between"}, {Title: "(b) " + crossRule(cfg)}}
+	if relative(cfg) {
+		cols = append(cols, page.Column{Title: "|Δtau| / tau (%)", Unit: "%"}, page.Column{Title: "Welch p"}, page.Column{Title: "why"})
+	}
+	tbl := &page.Table{ID: "variability-cross", Title: "Instances created equal: cross-instance difference (b)", Source: src + "; " + rule, Columns: cols}
 	var series []chart.Series
 	for _, g := range res.Groups {
 		if len(g.Instances) < 2 {
@@ -281,19 +339,45 @@ func crossBlocks(res variability.Result, model, src string) []page.Block {
 			if !math.IsNaN(r.MaxDiff) {
 				diff = page.Number(fmt.Sprintf("%.2f", r.MaxDiff/1000), r.MaxDiff)
 			}
-			tbl.Rows = append(tbl.Rows, []page.Cell{page.Text(groupName(g.Instances)), page.Number(format.Num(r.Level), r.Level),
-				page.Number(format.Plural(r.Instances, "instance"), float64(r.Instances)), diff, page.Text(between), v})
-			s.Points = append(s.Points, chart.Point{X: r.Level, Y: chart.Num(r.MaxDiff / 1000)})
+			row := []page.Cell{page.Text(groupName(g.Instances)), page.Number(format.Num(r.Level), r.Level),
+				page.Number(format.Plural(r.Instances, "instance"), float64(r.Instances)), diff, page.Text(between), v}
+			y := r.MaxDiff / 1000
+			if relative(cfg) {
+				p := page.Text("–")
+				if r.Tested {
+					p = page.Number(pValue(r.Welch.P), r.Welch.P)
+				}
+				row = append(row, numCell(100*r.Rel, 1), p, page.Text(r.Why))
+				y = 100 * r.Rel
+			}
+			tbl.Rows = append(tbl.Rows, row)
+			s.Points = append(s.Points, chart.Point{X: r.Level, Y: chart.Num(y)})
 		}
 		series = append(series, s)
 	}
 	if len(series) == 0 {
 		return nil
 	}
-	return []page.Block{{Table: tbl}, {Chart: &chart.Chart{ID: "variability-cross-diff", Title: "Instances created equal: max |Δtau| against " + format.LoadAxis(model).Label,
+	c := &chart.Chart{ID: "variability-cross-diff", Title: "Instances created equal: max |Δtau| against " + format.LoadAxis(model).Label,
 		Source: src + "; the line is the cross_diff threshold of verdict (b)",
 		Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "max |Δtau|", Unit: "ms", Min: chart.At(0)}, Series: series,
-			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.CrossDiff) / 1000, Label: "cross_diff " + cfg.CrossDiff.String()}}}}}}
+			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.CrossDiff) / 1000, Label: "cross_diff " + cfg.CrossDiff.String()}}}}
+	if relative(cfg) {
+		c.Title = "Instances created equal: max |Δtau| as a share of tau against " + format.LoadAxis(model).Label
+		c.Source = src + "; the line is the cross_pct margin of verdict (b)"
+		c.Line.Y = chart.Axis{Label: "max |Δtau| / tau", Unit: "%", Min: chart.At(0)}
+		c.Line.Rules = []chart.Rule{{Axis: "y", Value: cfg.CrossPct, Label: "cross_pct " + pctText(cfg.CrossPct)}}
+	}
+	return []page.Block{{Table: tbl}, {Chart: c}}
+}
+
+// pValue prints a p-value with two significant digits, small ones as
+// "< 0.0001".
+func pValue(p float64) string {
+	if p < 1e-4 {
+		return "< 0.0001"
+	}
+	return strconv.FormatFloat(p, 'g', 2, 64)
 }
 
 // policyBlocks compare reset policies (seed-digest §2: the remedy seed 001
@@ -314,7 +398,7 @@ func policyBlocks(res variability.Result, model, src string) []page.Block {
 			if r.Instances > 0 {
 				mean = page.Number(fmt.Sprintf("%.2f", r.TauSE/1000), r.TauSE)
 				most = page.Number(fmt.Sprintf("%.2f", r.TauSEMax/1000), r.TauSEMax)
-				if r.TauSEMax >= us(cfg.RepeatSE) {
+				if !relative(cfg) && r.TauSEMax >= us(cfg.RepeatSE) {
 					most.Mark = "fail"
 				}
 			}
@@ -324,10 +408,15 @@ func policyBlocks(res variability.Result, model, src string) []page.Block {
 		series = append(series, s)
 		rng.Rows = append(rng.Rows, rangeRow(p.Policy, p.Range))
 	}
-	return []page.Block{{Table: tbl}, {Table: rng}, {Chart: &chart.Chart{ID: "variability-policy-tau-se", Title: "Reset policies compared: mean tau_se against " + format.LoadAxis(model).Label,
+	c := &chart.Chart{ID: "variability-policy-tau-se", Title: "Reset policies compared: mean tau_se against " + format.LoadAxis(model).Label,
 		Source: src + "; the line is the repeat_se threshold",
 		Line: &chart.Line{X: format.LoadAxis(model), Y: chart.Axis{Label: "mean tau_se", Unit: "ms", Min: chart.At(0)}, Series: series,
-			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}}}
+			Rules: []chart.Rule{{Axis: "y", Value: us(cfg.RepeatSE) / 1000, Label: "repeat_se " + cfg.RepeatSE.String()}}}}
+	if relative(cfg) {
+		// The threshold is a share of each instance's own tau: no one line.
+		c.Source, c.Line.Rules = src+"; verdict (a) judges tau_se as a share of tau (see the ranges above)", nil
+	}
+	return []page.Block{{Table: tbl}, {Table: rng}, {Chart: c}}
 }
 
 func prefixed(name, text string) string {
@@ -358,4 +447,13 @@ func verdictOf(v variability.Verdict) page.Cell {
 		mark = "fail"
 	}
 	return verdictCell(v.String(), mark)
+}
+
+// muCell prints mu ± SE in ms, as the table's other times; a negative mean
+// prints as page.MuWithinError.
+func muCell(e stats.Estimate) page.Cell {
+	if e.N > 0 && e.Mean < 0 {
+		return page.Estimate(page.MuWithinError, e.Mean, e.SE)
+	}
+	return seCell(e, 2, 1000)
 }

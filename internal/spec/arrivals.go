@@ -123,9 +123,18 @@ func (c *checker) schedule(s *Spec) {
 	if len(c.errs) > before {
 		return
 	}
-	if level := s.scheduleLevel(); !(level > 0) {
-		from, to := s.measuredPhase()
+	for i, p := range sc.Points {
+		if p.Rate > load.MaxRate {
+			c.fail("load.schedule.trace", "row %d asks for %g requests per second, more than the %d the load engine can pace; use at most %d", i+1, p.Rate, load.MaxRate, load.MaxRate)
+			return
+		}
+	}
+	from, to := s.measuredPhase()
+	switch level := s.scheduleLevel(); {
+	case !(level > 0):
 		c.fail(path, "sends nothing during the measured phase (%v to %v from the start of the run); give it a positive rate there", from, to)
+	case level*(to-from).Seconds() < 1:
+		c.fail(path, "sends fewer than one request during the measured phase (%v to %v from the start of the run, %g requests per second on average); raise its rates there", from, to, level)
 	}
 }
 
@@ -145,12 +154,16 @@ func (c *checker) steps(steps []Step) {
 			c.fail(p+".rate", "required; give the step's rate in requests per second, e.g. rate: 100 (0 pauses)")
 		case st.Rate < 0 || math.IsInf(st.Rate, 0) || math.IsNaN(st.Rate):
 			c.fail(p+".rate", "must be 0 or more requests per second, got %g", st.Rate)
+		case st.Rate > load.MaxRate:
+			c.fail(p+".rate", "%g requests per second is more than the %d the load engine can pace; use at most %d", st.Rate, load.MaxRate, load.MaxRate)
 		}
 		switch {
 		case !c.has(p + ".for"):
 			c.fail(p+".for", "required; give how long the step lasts, e.g. for: 30s")
 		case st.For.Duration <= 0:
 			c.fail(p+".for", "must be longer than 0, got %v", st.For.Duration)
+		case st.For.Duration > maxPhase:
+			c.fail(p+".for", "%s is longer than the %s allowed; use %s or less", shortDuration(st.For.Duration), shortDuration(maxPhase), shortDuration(maxPhase))
 		}
 	}
 }

@@ -34,7 +34,10 @@ func DecodeNode(file string, node *yaml.Node, path string, dst any) Errors {
 	if node != nil {
 		d.value(node, node.Line, path, rv.Elem())
 	}
-	return d.errs
+	if len(d.errs) == 0 {
+		return nil
+	}
+	return d.errs.capped(file)
 }
 
 // maxDepth bounds recursion for self-referential Go types; the spec's own
@@ -57,7 +60,7 @@ func newDecoder(file string) *decoder {
 }
 
 func (d *decoder) fail(line int, path, format string, args ...any) {
-	d.errs = append(d.errs, &Error{File: d.file, Line: line, Path: path, Msg: oneLine(fmt.Sprintf(format, args...))})
+	add(&d.errs, &Error{File: d.file, Line: line, Path: path, Msg: oneLine(fmt.Sprintf(format, args...))})
 }
 
 var (
@@ -75,6 +78,10 @@ func (d *decoder) value(n *yaml.Node, line int, path string, v reflect.Value) {
 		return
 	}
 	d.lines[path] = line
+	if tag := n.ShortTag(); !strings.HasPrefix(tag, "!!") {
+		d.fail(n.Line, path, "YAML tags such as %s are not supported here; remove the tag", truncate(tag, 40))
+		return
+	}
 	if d.depth >= maxDepth {
 		d.fail(n.Line, path, "nested too deeply; flatten this value")
 		return
@@ -155,6 +162,12 @@ func (d *decoder) value(n *yaml.Node, line int, path string, v reflect.Value) {
 	}
 }
 
+// full reports whether the decoder keeps no more errors (see add), so that
+// an error's message need not be worked out.
+func (d *decoder) full() bool {
+	return len(d.errs) >= maxKept
+}
+
 // structure decodes a mapping into the tagged fields of struct v. The key
 // named skip, if any, is left for the caller (the target section's "type").
 func (d *decoder) structure(n *yaml.Node, path string, v reflect.Value, skip string) {
@@ -169,6 +182,10 @@ func (d *decoder) structure(n *yaml.Node, path string, v reflect.Value, skip str
 		}
 		p := joinPath(path, key)
 		f, ok := fields.byName[key]
+		if !ok && d.full() {
+			d.fail(k.Line, p, "unknown field") // only counted: no suggestion needed
+			return
+		}
 		if !ok {
 			names := fields.names
 			if skip != "" {

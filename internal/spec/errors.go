@@ -1,6 +1,8 @@
 package spec
 
 import (
+	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,10 @@ type Error struct {
 	Line int    // 1-based; 0 when the problem has no line (a missing section)
 	Path string // full field path, e.g. "load.rates[2]"; "" for the document
 	Msg  string // the problem and one fix
+
+	// omitted > 0 marks a placeholder that only counts problems found
+	// after the list was full (see add); capped replaces it by a summary.
+	omitted int
 }
 
 // Error formats the problem as "file:line: path: message".
@@ -48,6 +54,58 @@ func (es Errors) Error() string {
 		lines[i] = e.Error()
 	}
 	return strings.Join(lines, "\n")
+}
+
+// The number of problems kept and printed are bounded so that a file with
+// millions of mistakes (a generated spec gone wrong) gives a readable answer
+// in bounded memory: each decoder or checker keeps its first maxKept and
+// counts the rest, and Parse returns the first maxPrinted (in line order)
+// followed by one line counting the others.
+const (
+	maxKept    = 200
+	maxPrinted = 50
+)
+
+// add appends e to *es unless *es already holds maxKept problems; then it
+// only counts e in a trailing placeholder.
+func add(es *Errors, e *Error) {
+	n := len(*es)
+	switch {
+	case n > 0 && (*es)[n-1].omitted > 0:
+		(*es)[n-1].omitted++
+	case n >= maxKept:
+		*es = append(*es, &Error{File: e.File, Line: math.MaxInt, omitted: 1})
+	default:
+		*es = append(*es, e)
+	}
+}
+
+// addAll adds each of more with add.
+func addAll(es *Errors, more Errors) {
+	for _, e := range more {
+		add(es, e)
+	}
+}
+
+// capped sorts es by line and, when there are more than maxPrinted problems
+// (counting those only counted by add), keeps the first maxPrinted and adds
+// one line saying how many more there are.
+func (es Errors) capped(file string) Errors {
+	kept, omitted := make(Errors, 0, len(es)), 0
+	for _, e := range es {
+		if e.omitted > 0 {
+			omitted += e.omitted
+			continue
+		}
+		kept = append(kept, e)
+	}
+	kept.sortByLine()
+	if len(kept)+omitted <= maxPrinted {
+		return kept
+	}
+	more := len(kept) + omitted - maxPrinted
+	return append(kept[:maxPrinted:maxPrinted], &Error{File: file,
+		Msg: fmt.Sprintf("... and %d more problems (%d in all); fix the ones above and validate again", more, maxPrinted+more)})
 }
 
 // sortByLine orders errors as they appear in the file; errors without a

@@ -32,7 +32,7 @@ const maxTreatments = 1000
 func parseFactors(file string, n *yaml.Node) ([]Factor, Errors) {
 	var errs Errors
 	fail := func(line int, path, format string, args ...any) {
-		errs = append(errs, &Error{File: file, Line: line, Path: path, Msg: oneLine(fmt.Sprintf(format, args...))})
+		add(&errs, &Error{File: file, Line: line, Path: path, Msg: oneLine(fmt.Sprintf(format, args...))})
 	}
 	n = resolve(n)
 	if n == nil || isNull(n) || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {

@@ -14,8 +14,13 @@ func TestLevelRanges(t *testing.T) {
 		{"{from: 100, to: 450, step: 100}", []float64{100, 200, 300, 400}}, // "to" off the grid is not included
 		{"{from: 0.1, to: 0.3, step: 0.1}", []float64{0.1, 0.2, 0.3}},      // float noise neither drops 0.3 nor shows
 		{"{from: 0.5, to: 0.5, step: 1}", []float64{0.5}},
-		{"{from: 1, to: 10000, step: 1}", nil}, // exactly 10000 levels is allowed
-		{"{from: 1e14, to: 100000000000002, step: 1}", []float64{1e14, 1e14 + 1, 1e14 + 2}},
+		{"{from: 1, to: 10000, step: 1}", nil},                                  // exactly 10000 levels is allowed
+		{"{from: 99998, to: 100000, step: 1}", []float64{99998, 99999, 100000}}, // up to load.MaxRate
+	}
+	// Huge levels (past any rate a spec may ask for) keep their exact
+	// value rather than 12 significant digits.
+	if got := roundLevel(1e14+1, 1); got != 1e14+1 {
+		t.Errorf("roundLevel(1e14+1, 1) = %v, want it unchanged", got)
 	}
 	for _, tt := range tests {
 		s := mustParse(t, "name: r\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: "+tt.rng+"}\n")

@@ -21,7 +21,7 @@ import (
 // returned as Errors; a file that cannot be read gives one sentence that
 // wraps the underlying error.
 func LoadFile(path string) (*Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readSpecFile(path)
 	if err != nil {
 		return nil, readError(path, err)
 	}
@@ -103,8 +103,7 @@ func Parse(file string, data []byte) (*Spec, error) {
 		errs = append(errs, CheckVariabilityNames(file, s)...)
 	}
 	if len(errs) > 0 {
-		errs.sortByLine()
-		return nil, errs
+		return nil, errs.capped(file)
 	}
 	s.File = file
 	s.Source = bytes.Clone(data)
@@ -150,6 +149,9 @@ func coveredBy(e *Error, decodeErrs Errors) bool {
 
 // readDocument parses data into the root mapping of its only document.
 func readDocument(file string, data []byte) (root *yaml.Node, err error) {
+	if len(data) > MaxSpecBytes {
+		return nil, Errors{{File: file, Msg: fmt.Sprintf("the file is larger than %s, the most a spec may be; keep long inputs (rates over time, SQL) in the trace or SQL files a spec names", byteSize(MaxSpecBytes))}}
+	}
 	// The YAML library should not panic, but a spec parser must not take
 	// the whole program down if it does.
 	defer func() {
@@ -210,6 +212,12 @@ func yamlError(file string, data []byte, err error) *Error {
 	if strings.Contains(msg, "cannot start any token") {
 		fix = "indent with spaces rather than tabs, and quote values that start with @ or `"
 		if l := firstTabIndent(data); line == 0 && l > 0 {
+			line = l
+		}
+	}
+	if l, f := locateYAMLError(msg, data); f != "" {
+		fix = f
+		if line == 0 {
 			line = l
 		}
 	}

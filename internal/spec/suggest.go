@@ -40,9 +40,12 @@ func closest(got string, candidates []string) string {
 	return best
 }
 
+// nameSeparators are dropped when names are compared for suggestions; one
+// Replacer serves every call (building one costs kilobytes).
+var nameSeparators = strings.NewReplacer("_", "", "-", "", " ", "")
+
 func normName(s string) string {
-	s = strings.ToLower(s)
-	return strings.NewReplacer("_", "", "-", "", " ", "").Replace(s)
+	return nameSeparators.Replace(strings.ToLower(s))
 }
 
 // editDistance is the optimal-string-alignment distance: insertions,

@@ -73,7 +73,7 @@ func (d *decoder) targetInvalid(path string, err error) {
 	if field, rest, ok := strings.Cut(msg, ": "); ok && isOptionPath(field) {
 		p, msg = path+"."+field, rest
 	}
-	d.errs = append(d.errs, &Error{File: d.file, Line: lineOf(d.lines, p), Path: p, Msg: msg})
+	add(&d.errs, &Error{File: d.file, Line: lineOf(d.lines, p), Path: p, Msg: msg})
 }
 
 func isOptionPath(s string) bool {

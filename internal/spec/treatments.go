@@ -130,7 +130,7 @@ func parseTreatments(file string, base, n *yaml.Node) ([]variant, Errors) {
 		line := item.Line
 		item = resolve(item)
 		if item == nil || item.Kind != yaml.MappingNode {
-			errs = append(errs, fail(line, p, "expected a mapping like {name: large, set: {lab.hosts[0].type: large}}")...)
+			addAll(&errs, fail(line, p, "expected a mapping like {name: large, set: {lab.hosts[0].type: large}}"))
 			continue
 		}
 		var name string
@@ -144,16 +144,16 @@ func parseTreatments(file string, base, n *yaml.Node) ([]variant, Errors) {
 			case "set":
 				set = val
 			default:
-				errs = append(errs, fail(item.Content[k].Line, p+"."+key, "unknown field; a treatment has name and set")...)
+				addAll(&errs, fail(item.Content[k].Line, p+"."+key, "unknown field; a treatment has name and set"))
 				bad = true
 			}
 		}
 		if !validName(name) {
-			errs = append(errs, fail(item.Line, p+".name", "required: letters, digits, '.', '_' or '-' (it labels the treatment's runs)")...)
+			addAll(&errs, fail(item.Line, p+".name", "required: letters, digits, '.', '_' or '-' (it labels the treatment's runs)"))
 			continue
 		}
 		if seen[name] {
-			errs = append(errs, fail(item.Line, p+".name", "%q is used by an earlier treatment; give each its own name", name)...)
+			addAll(&errs, fail(item.Line, p+".name", "%q is used by an earlier treatment; give each its own name", name))
 			continue
 		}
 		seen[name] = true
@@ -163,14 +163,14 @@ func parseTreatments(file string, base, n *yaml.Node) ([]variant, Errors) {
 		v := variant{name: name, node: deepCopy(base)}
 		if set != nil && !isNull(set) {
 			if set.Kind != yaml.MappingNode {
-				errs = append(errs, fail(set.Line, p+".set", "expected a mapping of field paths to values, like {lab.hosts[0].type: large}")...)
+				addAll(&errs, fail(set.Line, p+".set", "expected a mapping of field paths to values, like {lab.hosts[0].type: large}"))
 				continue
 			}
 			ok := true
 			for k := 0; k+1 < len(set.Content); k += 2 {
 				path := set.Content[k].Value
 				if err := setPath(v.node, path, set.Content[k+1]); err != nil {
-					errs = append(errs, fail(set.Content[k].Line, p+".set", "%s: %v", path, err)...)
+					addAll(&errs, fail(set.Content[k].Line, p+".set", "%s: %v", path, err))
 					ok = false
 				}
 				v.set = append(v.set, path)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/headroom-dev/headroom/internal/workload"
 )
@@ -42,6 +43,7 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 		c.missing("load", "add load: {model: open, rates: [100, 200, 400]}")
 	}
 	c.phases(s)
+	c.bounds(s)
 	c.planSize(s)
 	if s.SLO != nil {
 		c.slo(s.SLO)
@@ -78,7 +80,7 @@ func (c *checker) has(path string) bool {
 }
 
 func (c *checker) fail(path, format string, args ...any) {
-	c.errs = append(c.errs, &Error{File: c.file, Line: lineOf(c.lines, path), Path: path, Msg: fmt.Sprintf(format, args...)})
+	add(&c.errs, &Error{File: c.file, Line: lineOf(c.lines, path), Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
 // missing reports a required top-level section that is not there; such an
@@ -143,6 +145,8 @@ func (c *checker) top(s *Spec) {
 	switch {
 	case !c.has("name") || s.Name == "":
 		c.fail("name", "required; add a name made of letters, digits, '.', '_' or '-', e.g. name: quickstart")
+	case utf8.RuneCountInString(s.Name) > maxNameLen:
+		c.fail("name", "is %d characters long, more than the %d allowed (it names the results and the lab); use a shorter name, e.g. %q", utf8.RuneCountInString(s.Name), maxNameLen, suggestName(s.Name))
 	case !nameRE.MatchString(s.Name) || s.Name == "." || s.Name == "..":
 		c.fail("name", "%q is not a valid name; use only letters, digits, '.', '_' and '-', e.g. %q", truncate(s.Name, 40), suggestName(s.Name))
 	}
@@ -215,6 +219,10 @@ func (c *checker) opName(path, name string) bool {
 	}
 	if slices.Contains(names, name) {
 		return true
+	}
+	if len(c.errs) >= maxKept {
+		c.fail(path, "unknown operation") // only counted: no suggestion needed
+		return false
 	}
 	if s := closest(name, names); s != "" {
 		c.fail(path, "unknown operation %q; did you mean %q?", name, s)

@@ -18,7 +18,7 @@ func (c *checker) load(s *Spec) {
 		case l.Rates == nil:
 			c.fail("load.rates", "required for the open model; add rates: [100, 200, 400] (requests per second), or a schedule: of rates over the run")
 		default:
-			c.levels("load.rates", l.Rates, false)
+			c.levels("load.rates", l.Rates, s)
 		}
 		c.oneOf("load.arrival", l.Arrival, "poisson", "constant")
 		c.atLeast("load.max_in_flight", int64(l.MaxInFlight), 1)
@@ -35,7 +35,7 @@ func (c *checker) load(s *Spec) {
 		if l.Clients == nil {
 			c.fail("load.clients", "required for the closed model; add clients: [1, 2, 4, 8]")
 		} else {
-			c.levels("load.clients", l.Clients, true)
+			c.levels("load.clients", l.Clients, s)
 		}
 		c.notNegative("load.think_time", l.ThinkTime)
 	case "":
@@ -49,17 +49,33 @@ func (c *checker) load(s *Spec) {
 	}
 }
 
-// levels checks rates (> 0) or client counts (whole numbers >= 1). A bad
-// range is reported once, rather than once per level it expands to.
-func (c *checker) levels(path string, lv *Levels, clients bool) {
+// levels checks rates (> 0, at most what the engine can pace, at least one
+// request per measured phase) or client counts (whole numbers from 1 to
+// what memory holds). A bad range is reported once, rather than once per
+// level it expands to.
+func (c *checker) levels(path string, lv *Levels, s *Spec) {
+	clients := path == "load.clients"
 	isRange := c.has(path + ".from")
 	for i, v := range lv.Values {
 		bad := v <= 0
 		if clients {
 			bad = v < 1 || v != math.Trunc(v)
 		}
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if isRange {
+			p = path
+		}
 		switch {
 		case !bad:
+			ok := true
+			if clients {
+				ok = c.slots(p, v, s, "clients")
+			} else {
+				ok = c.rate(p, v, s)
+			}
+			if !ok && isRange {
+				return
+			}
 		case isRange && clients:
 			c.fail(path, "the range includes %g clients; use whole numbers of clients, 1 or more", v)
 			return
@@ -67,9 +83,9 @@ func (c *checker) levels(path string, lv *Levels, clients bool) {
 			c.fail(path, "the range includes %g requests per second; start it above 0", v)
 			return
 		case clients:
-			c.fail(fmt.Sprintf("%s[%d]", path, i), "must be a whole number of clients, 1 or more, got %g", v)
+			c.fail(p, "must be a whole number of clients, 1 or more, got %g", v)
 		default:
-			c.fail(fmt.Sprintf("%s[%d]", path, i), "must be greater than 0 requests per second, got %g", v)
+			c.fail(p, "must be greater than 0 requests per second, got %g", v)
 		}
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,26 +48,15 @@ RESULTS is a results directory, a results database, or the path of a new
 				return err
 			}
 			defer st.Close()
+			if runID != 0 {
+				if err := checkImportRun(st, dest, runID); err != nil {
+					return err
+				}
+			}
 			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					return fmt.Errorf("cannot read %s: %w", f, err)
-				}
-				fm := importer.Format(format)
-				if fm == "" {
-					var ok bool
-					if fm, ok = importer.Detect(data); !ok {
-						return fmt.Errorf("%s: cannot tell its format; give --format (%s)", f, formatList())
-					}
-				}
-				samples, err := importer.Parse(fm, filepath.Base(f), data, importer.Options{Host: host})
-				if err != nil {
+				if err := importFile(c, st, f, importer.Format(format), host, runID); err != nil {
 					return err
 				}
-				if err := st.AddSamples(runID, samples); err != nil {
-					return err
-				}
-				fmt.Fprintf(c.OutOrStdout(), "%s: %s\n", f, describeImport(fm, samples))
 			}
 			return nil
 		},
@@ -76,6 +65,65 @@ RESULTS is a results directory, a results database, or the path of a new
 	cmd.Flags().StringVar(&host, "host", "", "host name for the samples (default: from the data)")
 	cmd.Flags().Int64Var(&runID, "run", 0, "tie the samples to this run ID (default: the campaign)")
 	return cmd
+}
+
+// importFile streams one file into the store in one transaction: a file
+// that fails to parse part-way stores nothing.
+func importFile(c *cobra.Command, st *store.Store, path string, fm importer.Format, host string, runID int64) error {
+	fh, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	defer fh.Close()
+	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a directory; pass the files to import", path)
+	}
+	if fm == "" {
+		f, ok, err := importer.Sniff(path, fh)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("%s: cannot tell its format; give --format (%s)", path, formatList())
+		}
+		fm = f
+	}
+	var sum importer.Summary
+	err = st.AddSampleStream(runID, func(add func([]monitor.Sample) error) error {
+		var err error
+		sum, err = importer.Read(fm, filepath.Base(path), fh, importer.Options{Host: host}, add)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range sum.Warnings {
+		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", w)
+	}
+	if sum.MoreWarnings > 0 {
+		fmt.Fprintf(c.ErrOrStderr(), "warning: %s: %d more warnings like these\n", path, sum.MoreWarnings)
+	}
+	fmt.Fprintf(c.OutOrStdout(), "%s: %s\n", path, describeImport(fm, sum))
+	return nil
+}
+
+// checkImportRun refuses --run with an ID the store does not hold (which
+// SQLite would report as a failed foreign key constraint).
+func checkImportRun(st *store.Store, dest string, runID int64) error {
+	runs, err := st.Runs()
+	if err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.ID == runID {
+			return nil
+		}
+	}
+	see := fmt.Sprintf("list its runs with `headroom export --table runs %s`", dest)
+	if len(runs) == 0 {
+		see = "it holds no runs"
+	}
+	return &exitError{ExitUsage, fmt.Sprintf("--run %d: %s has no run with that ID (%s); leave out --run to store the samples for the campaign", runID, dest, see)}
 }
 
 func validFormat(f string) bool {
@@ -114,30 +162,19 @@ func openOrCreateForImport(dest string) (*store.Store, error) {
 }
 
 // describeImport says what a file held: how many samples of which
-// resources over which time span.
-func describeImport(f importer.Format, ss []monitor.Sample) string {
-	if len(ss) == 0 {
+// resources on which hosts (every one of them) over which time span.
+func describeImport(f importer.Format, sum importer.Summary) string {
+	if sum.Samples == 0 {
 		return fmt.Sprintf("%s data with no samples", f)
 	}
-	res := map[string]bool{}
-	first, last := ss[0].Start, ss[0].Start
-	for _, s := range ss {
-		res[s.Host+"/"+s.Resource] = true
-		if s.Start.Before(first) {
-			first = s.Start
-		}
-		if s.Start.After(last) {
-			last = s.Start
-		}
+	res := slices.Clone(sum.Resources)
+	if len(res) > 6 {
+		res = append(res[:6], fmt.Sprintf("%d more", len(res)-6))
 	}
-	names := make([]string, 0, len(res))
-	for r := range res {
-		names = append(names, r)
+	hosts := "host " + sum.Hosts[0]
+	if len(sum.Hosts) > 1 {
+		hosts = "hosts " + strings.Join(sum.Hosts, ", ")
 	}
-	sort.Strings(names)
-	if len(names) > 6 {
-		names = append(names[:6], fmt.Sprintf("and %d more", len(names)-6))
-	}
-	return fmt.Sprintf("%d %s samples of %s, %s to %s", len(ss), f, strings.Join(names, ", "),
-		first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%d %s samples of %s on %s, %s to %s", sum.Samples, f, strings.Join(res, ", "), hosts,
+		sum.First.UTC().Format(time.RFC3339), sum.Last.UTC().Format(time.RFC3339))
 }

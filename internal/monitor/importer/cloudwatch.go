@@ -3,6 +3,7 @@ package importer
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,12 +40,6 @@ import (
 // the start of its period; Sum statistics are divided by the period; the
 // period is the result's "Period", else the top-level "Period", else the
 // smallest spacing of the result's timestamps.
-
-type cwDoc struct {
-	MetricDataResults *[]cwResult `json:"MetricDataResults"`
-	Period            *float64    `json:"Period"`
-	Host              string      `json:"Host"`
-}
 
 type cwResult struct {
 	ID         string    `json:"Id"`
@@ -129,165 +124,284 @@ var (
 
 const cwWant = `aws cloudwatch get-metric-data JSON (a "MetricDataResults" array)`
 
-func parseCloudWatch(name string, data []byte, opt Options) ([]monitor.Sample, error) {
-	var doc cwDoc
-	if err := decodeJSON(name, data, FormatCloudWatch, cwWant, &doc); err != nil {
-		return nil, err
-	}
-	if doc.MetricDataResults == nil {
-		return nil, &Error{Name: name, Line: 1, Format: FormatCloudWatch, Msg: "expected " + cwWant + ", got " + describe(data)}
-	}
-	fail := func(path, format string, args ...any) error {
-		return &Error{Name: name, Path: path, Format: FormatCloudWatch, Msg: fmt.Sprintf(format, args...)}
-	}
-	var top time.Duration
-	if doc.Period != nil {
-		d, ok := secondsToDuration(*doc.Period)
-		if !ok {
-			return nil, fail("Period", "expected the period in seconds as a positive number, got %v", *doc.Period)
-		}
-		top = d
-	}
-	sm := sampler{host: opt.host(doc.Host), source: monitor.SourceCloudWatch}
+// cwReader streams "MetricDataResults", one result at a time. The
+// top-level "Period" and "Host" may follow the results, so the first
+// pass reads them before anything else.
+type cwReader struct {
+	top  time.Duration
+	host string
+}
 
-	type awaitKey struct {
-		res   string
-		start time.Time
-	}
-	type awaitAcc struct {
-		period          time.Duration
-		ops, time       map[string]float64 // per "read"/"write": ops per second, busy seconds per second
-		hasOps, hasTime map[string]bool
-	}
-	awaits := map[awaitKey]*awaitAcc{}
-	var awaitOrder []awaitKey
-	acc := func(res string, start time.Time, period time.Duration) *awaitAcc {
-		k := awaitKey{res, start}
-		a := awaits[k]
-		if a == nil {
-			a = &awaitAcc{period: period, ops: map[string]float64{}, time: map[string]float64{},
-				hasOps: map[string]bool{}, hasTime: map[string]bool{}}
-			awaits[k] = a
-			awaitOrder = append(awaitOrder, k)
-		}
-		return a
-	}
+type cwAwaitKey struct {
+	res   string
+	start time.Time
+}
 
-	known := 0
-	for ri, r := range *doc.MetricDataResults {
-		path := fmt.Sprintf("MetricDataResults[%d]", ri)
-		switch r.StatusCode {
-		case "", "Complete", "PartialData":
-		default:
-			return nil, fail(path+".StatusCode", `expected "Complete" or "PartialData", got %q; CloudWatch returned no usable data for %s`, r.StatusCode, cwName(r))
-		}
-		if len(r.Timestamps) != len(r.Values) {
-			return nil, fail(path, "expected as many Values as Timestamps, got %d values for %d timestamps", len(r.Values), len(r.Timestamps))
-		}
-		key, ok := cwMetricName(r)
-		if !ok {
-			continue // a metric headroom has no use for (BurstBalance, ...)
-		}
-		m := cwMetrics[key]
-		known++
+type cwAwaitAcc struct {
+	period          time.Duration
+	ops, time       map[string]float64 // per "read"/"write": ops per second, busy seconds per second
+	hasOps, hasTime map[string]bool
+}
 
-		stat := cwStat(r)
-		want := "Average"
-		if m.kind == cwSum || m.kind == cwIdle || m.kind == cwTime {
-			want = "Sum"
-		}
-		if stat != "" && !strings.EqualFold(stat, want) && !(want == "Average" && strings.EqualFold(stat, "avg")) {
-			return nil, fail(path, "expected the %s statistic for %s, got %s", want, cwName(r), stat)
-		}
+// cwPoint names one datapoint of one metric, to find the same datapoint
+// given twice by two results.
+type cwPoint struct {
+	res, metric string
+	t           int64
+}
 
-		type point struct {
-			t time.Time
-			v float64
+// cwRead is the state of one pass.
+type cwRead struct {
+	p          *pass
+	sm         sampler
+	top        time.Duration
+	known      int
+	names      []string
+	awaits     map[cwAwaitKey]*cwAwaitAcc
+	awaitOrder []cwAwaitKey
+	seen       map[cwPoint]int // first pass: result index of each datapoint
+}
+
+func (cr *cwReader) read(p *pass) error {
+	if !p.emit {
+		if err := cr.prescan(p); err != nil {
+			return err
 		}
-		pts := make([]point, len(r.Timestamps))
-		for i, ts := range r.Timestamps {
-			t, err := time.Parse(time.RFC3339, ts)
-			if err != nil {
-				return nil, fail(fmt.Sprintf("%s.Timestamps[%d]", path, i), `expected an RFC 3339 time like "2026-11-23T10:00:00+00:00", got %q`, truncate(ts, 40))
+		if _, err := p.r.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("%s: cannot read it again from the start: %w", p.name, err)
+		}
+	}
+	w, err := newJSONWalk(p, cwWant)
+	if err != nil {
+		return err
+	}
+	st := &cwRead{p: p, sm: sampler{p: p, host: p.opt.host(cr.host), source: monitor.SourceCloudWatch}, top: cr.top,
+		awaits: map[cwAwaitKey]*cwAwaitAcc{}, seen: map[cwPoint]int{}}
+	found, results := false, 0
+	err = w.object("", cwWant, func(key string) error {
+		if key != "MetricDataResults" {
+			return w.skip(key)
+		}
+		found = true
+		return w.array("MetricDataResults", `"MetricDataResults", the list of results`, func(int) error {
+			i := results
+			results++
+			path := fmt.Sprintf("MetricDataResults[%d]", i)
+			off := w.offset()
+			var r cwResult
+			if err := w.decode(path, &r); err != nil {
+				return err
 			}
-			pts[i] = point{t, r.Values[i]}
-		}
-		slices.SortStableFunc(pts, func(a, b point) int { return a.t.Compare(b.t) })
+			err := st.result(path, i, &r)
+			if e, ok := err.(*Error); ok && e.Line == 0 && !p.emit {
+				e.Line = p.lineAt(off)
+			}
+			return err
+		})
+	})
+	if err != nil {
+		return err
+	}
+	if err := w.end(); err != nil {
+		return err
+	}
+	if !found {
+		return w.missing("MetricDataResults")
+	}
+	if st.known == 0 && results > 0 {
+		return p.fail(0, "MetricDataResults", "expected at least one known metric (VolumeReadOps, CPUUtilization, NetworkIn, ReadIOPS, ...) in a Label or Id, got %s", truncate(strings.Join(st.names, ", "), 200))
+	}
+	if p.emit {
+		st.emitAwaits()
+	}
+	return nil
+}
 
-		period := top
-		if r.Period != nil {
-			d, ok := secondsToDuration(*r.Period)
+// prescan reads the top-level "Period" and "Host".
+func (cr *cwReader) prescan(p *pass) error {
+	w, err := newJSONWalk(p, cwWant)
+	if err != nil {
+		return err
+	}
+	return w.object("", cwWant, func(key string) error {
+		switch key {
+		case "Period":
+			var v float64
+			if err := w.decode("Period", &v); err != nil {
+				return err
+			}
+			d, ok := secondsToDuration(v)
 			if !ok {
-				return nil, fail(path+".Period", "expected the period in seconds as a positive number, got %v", *r.Period)
+				return w.fail("Period", "expected the period in seconds as a positive number, got %v", v)
 			}
-			period = d
+			cr.top = d
+			return nil
+		case "Host":
+			return w.decode("Host", &cr.host)
 		}
-		if period == 0 {
-			for i := 1; i < len(pts); i++ {
-				if d := pts[i].t.Sub(pts[i-1].t); d > 0 && (period == 0 || d < period) {
-					period = d
-				}
-			}
-		}
-		if period == 0 && len(pts) > 0 {
-			return nil, fail(path, `expected a "Period" (seconds) for %s, as its timestamps are too few to infer one, got none`, cwName(r))
-		}
-		secs := period.Seconds()
+		return w.skip(key)
+	})
+}
 
-		res := m.resource
-		switch res {
-		case "volume":
-			res = monitor.ResourceVolumePrefix + cwVolume(r)
-		case "rds":
-			res = monitor.ResourceVolumePrefix + "rds"
-			if v := cwVolume(r); v != "unnamed" {
-				res = monitor.ResourceVolumePrefix + v
-			}
+func (st *cwRead) acc(res string, start time.Time, period time.Duration) *cwAwaitAcc {
+	k := cwAwaitKey{res, start}
+	a := st.awaits[k]
+	if a == nil {
+		a = &cwAwaitAcc{period: period, ops: map[string]float64{}, time: map[string]float64{},
+			hasOps: map[string]bool{}, hasTime: map[string]bool{}}
+		st.awaits[k] = a
+		st.awaitOrder = append(st.awaitOrder, k)
+	}
+	return a
+}
+
+func (st *cwRead) result(path string, ri int, r *cwResult) error {
+	p := st.p
+	fail := func(path, format string, args ...any) error { return p.fail(0, path, format, args...) }
+	switch r.StatusCode {
+	case "", "Complete", "PartialData":
+	default:
+		return fail(path+".StatusCode", `expected "Complete" or "PartialData", got %q; CloudWatch returned no usable data for %s`, truncate(r.StatusCode, 40), cwName(*r))
+	}
+	if len(r.Timestamps) != len(r.Values) {
+		return fail(path, "expected as many Values as Timestamps, got %d values for %d timestamps", len(r.Values), len(r.Timestamps))
+	}
+	key, ok := cwMetricName(*r)
+	if !ok {
+		if len(st.names) < 20 {
+			st.names = append(st.names, cwName(*r))
 		}
-		for _, p := range pts {
-			switch m.kind {
-			case cwSum:
-				sm.add(res, m.metric, p.t, period, p.v/secs)
-				if m.metric == monitor.DiskReadOps || m.metric == monitor.DiskWriteOps {
-					a := acc(res, p.t, period)
-					dir := map[string]string{monitor.DiskReadOps: "read", monitor.DiskWriteOps: "write"}[m.metric]
-					a.ops[dir], a.hasOps[dir] = p.v/secs, true
-				}
-			case cwAverage:
-				sm.add(res, m.metric, p.t, period, p.v)
-				if m.resource == "rds" && (m.metric == monitor.DiskReadOps || m.metric == monitor.DiskWriteOps) {
-					a := acc(res, p.t, period)
-					dir := map[string]string{monitor.DiskReadOps: "read", monitor.DiskWriteOps: "write"}[m.metric]
-					a.ops[dir], a.hasOps[dir] = p.v, true
-				}
-			case cwIdle:
-				u := 100 * (1 - p.v/secs)
-				sm.add(res, m.metric, p.t, period, min(100, max(0, u)))
-			case cwTime:
-				a := acc(res, p.t, period)
-				a.time[m.metric], a.hasTime[m.metric] = p.v/secs, true
-			case cwLatency:
-				// Latency × IOPS = busy seconds per second; IOPS arrive in
-				// another result, so keep latency and multiply below.
-				a := acc(res, p.t, period)
-				a.time[m.metric+"-latency"], a.hasTime[m.metric+"-latency"] = p.v, true
+		return nil // a metric headroom has no use for (BurstBalance, ...)
+	}
+	m := cwMetrics[key]
+	st.known++
+
+	stat := cwStat(*r)
+	want := "Average"
+	if m.kind == cwSum || m.kind == cwIdle || m.kind == cwTime {
+		want = "Sum"
+	}
+	if stat != "" && !strings.EqualFold(stat, want) && !(want == "Average" && strings.EqualFold(stat, "avg")) {
+		return fail(path, "expected the %s statistic for %s, got %s", want, cwName(*r), truncate(stat, 40))
+	}
+
+	type point struct {
+		t time.Time
+		v float64
+		i int
+	}
+	pts := make([]point, len(r.Timestamps))
+	for i, ts := range r.Timestamps {
+		t, err := time.Parse(time.RFC3339, ts)
+		if err != nil {
+			return fail(fmt.Sprintf("%s.Timestamps[%d]", path, i), `expected an RFC 3339 time like "2026-11-23T10:00:00+00:00", got %q`, truncate(ts, 40))
+		}
+		if msg := timeRangeMsg(t, ts); msg != "" {
+			return fail(fmt.Sprintf("%s.Timestamps[%d]", path, i), "%s", msg)
+		}
+		if err := nonNegative(p, 0, fmt.Sprintf("%s.Values[%d]", path, i), "a value of "+cwName(*r), r.Values[i]); err != nil {
+			return err
+		}
+		pts[i] = point{t, r.Values[i], i}
+	}
+	slices.SortStableFunc(pts, func(a, b point) int { return a.t.Compare(b.t) })
+	// A datapoint given twice: the later one in the file is kept.
+	kept := pts[:0]
+	for _, pt := range pts {
+		if n := len(kept); n > 0 && kept[n-1].t.Equal(pt.t) {
+			p.warn(0, fmt.Sprintf("%s.Timestamps[%d]", path, pt.i), "%s has two datapoints at %s (Timestamps[%d] and [%d]); the later one, %v, was kept",
+				cwName(*r), pt.t.Format(time.RFC3339), kept[n-1].i, pt.i, pt.v)
+			kept[n-1] = pt
+			continue
+		}
+		kept = append(kept, pt)
+	}
+	pts = kept
+
+	period := st.top
+	if r.Period != nil {
+		d, ok := secondsToDuration(*r.Period)
+		if !ok {
+			return fail(path+".Period", "expected the period in seconds as a positive number, got %v", *r.Period)
+		}
+		period = d
+	}
+	if period == 0 {
+		for i := 1; i < len(pts); i++ {
+			if d := pts[i].t.Sub(pts[i-1].t); d > 0 && (period == 0 || d < period) {
+				period = d
 			}
 		}
 	}
-	if known == 0 && len(*doc.MetricDataResults) > 0 {
-		var names []string
-		for _, r := range *doc.MetricDataResults {
-			names = append(names, cwName(r))
-		}
-		return nil, fail("MetricDataResults", "expected at least one known metric (VolumeReadOps, CPUUtilization, NetworkIn, ReadIOPS, ...) in a Label or Id, got %s", truncate(strings.Join(names, ", "), 200))
+	if period == 0 && len(pts) > 0 {
+		return fail(path, `expected a "Period" (seconds) for %s, as its timestamps are too few to infer one, got none`, cwName(*r))
 	}
+	secs := period.Seconds()
 
-	// await_ms from per-op times, where both ops and times are known.
-	slices.SortStableFunc(awaitOrder, func(a, b awaitKey) int {
+	res := m.resource
+	switch res {
+	case "volume":
+		res = monitor.ResourceVolumePrefix + cwVolume(*r)
+	case "rds":
+		res = monitor.ResourceVolumePrefix + "rds"
+		if v := cwVolume(*r); v != "unnamed" {
+			res = monitor.ResourceVolumePrefix + v
+		}
+	}
+	if !p.emit {
+		// Two results giving the same metric of the same resource at the
+		// same time would store it twice.
+		for _, pt := range pts {
+			k := cwPoint{res, m.metric, pt.t.UnixNano()}
+			if other, ok := st.seen[k]; ok {
+				return fail(fmt.Sprintf("%s.Timestamps[%d]", path, pt.i), "expected each datapoint once, got %s of %s at %s again, already given by MetricDataResults[%d]; keep one of the two results",
+					key, res, pt.t.Format(time.RFC3339), other)
+			}
+			st.seen[k] = ri
+		}
+		return nil
+	}
+	sm := &st.sm
+	for _, pt := range pts {
+		switch m.kind {
+		case cwSum:
+			sm.add(res, m.metric, pt.t, period, pt.v/secs)
+			if m.metric == monitor.DiskReadOps || m.metric == monitor.DiskWriteOps {
+				a := st.acc(res, pt.t, period)
+				dir := map[string]string{monitor.DiskReadOps: "read", monitor.DiskWriteOps: "write"}[m.metric]
+				a.ops[dir], a.hasOps[dir] = pt.v/secs, true
+			}
+		case cwAverage:
+			sm.add(res, m.metric, pt.t, period, pt.v)
+			if m.resource == "rds" && (m.metric == monitor.DiskReadOps || m.metric == monitor.DiskWriteOps) {
+				a := st.acc(res, pt.t, period)
+				dir := map[string]string{monitor.DiskReadOps: "read", monitor.DiskWriteOps: "write"}[m.metric]
+				a.ops[dir], a.hasOps[dir] = pt.v, true
+			}
+		case cwIdle:
+			u := 100 * (1 - pt.v/secs)
+			sm.add(res, m.metric, pt.t, period, min(100, max(0, u)))
+		case cwTime:
+			a := st.acc(res, pt.t, period)
+			a.time[m.metric], a.hasTime[m.metric] = pt.v/secs, true
+		case cwLatency:
+			// Latency × IOPS = busy seconds per second; IOPS arrive in
+			// another result, so keep latency and multiply below.
+			a := st.acc(res, pt.t, period)
+			a.time[m.metric+"-latency"], a.hasTime[m.metric+"-latency"] = pt.v, true
+		}
+	}
+	return nil
+}
+
+// emitAwaits adds await_ms from per-op times, where both ops and times
+// are known.
+func (st *cwRead) emitAwaits() {
+	slices.SortStableFunc(st.awaitOrder, func(a, b cwAwaitKey) int {
 		return cmp.Or(a.start.Compare(b.start), strings.Compare(a.res, b.res))
 	})
-	for _, k := range awaitOrder {
-		a := awaits[k]
+	for _, k := range st.awaitOrder {
+		a := st.awaits[k]
 		var ops, busy float64
 		used := false
 		for _, dir := range []string{"read", "write"} {
@@ -306,10 +420,9 @@ func parseCloudWatch(name string, data []byte, opt Options) ([]monitor.Sample, e
 			used = true
 		}
 		if used && ops > 0 {
-			sm.add(k.res, monitor.DiskAwaitMs, k.start, a.period, busy/ops*1000)
+			st.sm.add(k.res, monitor.DiskAwaitMs, k.start, a.period, busy/ops*1000)
 		}
 	}
-	return sm.out, nil
 }
 
 func cwName(r cwResult) string {

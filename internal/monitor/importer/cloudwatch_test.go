@@ -87,15 +87,15 @@ func TestCloudWatchErrors(t *testing.T) {
 	for _, tc := range []struct{ name, data, want string }{
 		{"sar", "# hostname;interval;timestamp;CPU\n", `cw.json:1: expected aws cloudwatch get-metric-data JSON (a "MetricDataResults" array), got sadf -d (sar) CSV output`},
 		{"iostat", `{"sysstat": {"hosts": []}}`, `cw.json:1: expected aws cloudwatch get-metric-data JSON (a "MetricDataResults" array), got iostat JSON output`},
-		{"one point", res(`"Timestamps": ["2026-11-23T10:00:00Z"], "Values": [1]`), `cw.json: MetricDataResults[0]: expected a "Period" (seconds) for "VolumeReadOps"`},
+		{"one point", res(`"Timestamps": ["2026-11-23T10:00:00Z"], "Values": [1]`), `cw.json:1: MetricDataResults[0]: expected a "Period" (seconds) for "VolumeReadOps"`},
 		{"lengths", res(`"Timestamps": ["2026-11-23T10:00:00Z"], "Values": [1, 2]`), `MetricDataResults[0]: expected as many Values as Timestamps, got 2 values for 1 timestamps`},
 		{"stat", res(`"Stat": "Average", "Period": 60, "Timestamps": [], "Values": []`), `MetricDataResults[0]: expected the Sum statistic for "VolumeReadOps", got Average`},
 		{"stat in label", `{"MetricDataResults": [{"Id": "a", "Label": "CPUUtilization Maximum", "Timestamps": [], "Values": []}]}`, `expected the Average statistic for "CPUUtilization Maximum", got Maximum`},
 		{"time", res(`"Period": 60, "Timestamps": ["10:00"], "Values": [1]`), `MetricDataResults[0].Timestamps[0]: expected an RFC 3339 time`},
 		{"status", res(`"StatusCode": "Forbidden", "Timestamps": [], "Values": []`), `MetricDataResults[0].StatusCode: expected "Complete" or "PartialData", got "Forbidden"`},
 		{"unknown", `{"MetricDataResults": [{"Id": "a", "Label": "Foo", "Timestamps": [], "Values": []}]}`, `expected at least one known metric`},
-		{"period", `{"Period": -5, "MetricDataResults": []}`, `cw.json: Period: expected the period in seconds as a positive number, got -5`},
-		{"type", "{\"MetricDataResults\": [{\"Values\":\n [\"1\"]}]}", `cw.json:2: MetricDataResults.Values: expected a number here in CloudWatch get-metric-data JSON, got a JSON string`},
+		{"period", `{"Period": -5, "MetricDataResults": []}`, `cw.json:1: Period: expected the period in seconds as a positive number, got -5`},
+		{"type", "{\"MetricDataResults\": [{\"Values\":\n [\"1\"]}]}", `cw.json:2: MetricDataResults[0].Values: expected a number here in CloudWatch get-metric-data JSON, got a JSON string`},
 	} {
 		_, err := Parse(FormatCloudWatch, "cw.json", []byte(tc.data), Options{})
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

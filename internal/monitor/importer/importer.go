@@ -104,24 +104,14 @@ func (o Options) host(fromData string) string {
 
 // Parse reads data in format f. Name is the file name used in errors.
 // Samples are returned ordered by Start; within one interval they keep
-// the order of the input.
+// the order of the input. Parse holds every sample in memory: for large
+// files use Read, which hands samples to a sink in batches.
 func Parse(f Format, name string, data []byte, opt Options) ([]monitor.Sample, error) {
-	var (
-		out []monitor.Sample
-		err error
-	)
-	switch f {
-	case FormatIostat:
-		out, err = parseIostat(name, data, opt)
-	case FormatSar:
-		out, err = parseSar(name, data, opt)
-	case FormatCloudWatch:
-		out, err = parseCloudWatch(name, data, opt)
-	case FormatPrometheus:
-		out, err = parsePrometheus(name, data, opt)
-	default:
-		return nil, fmt.Errorf("%s: unknown import format %q (want one of %s)", name, f, formatList())
-	}
+	var out []monitor.Sample
+	_, err := Read(f, name, bytes.NewReader(data), opt, func(s []monitor.Sample) error {
+		out = append(out, s...)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -163,6 +153,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.Msg == msgEmpty {
+		return e.Name + " " + msgEmpty
+	}
 	var b strings.Builder
 	b.WriteString(e.Name)
 	if e.Line > 0 {
@@ -175,37 +168,6 @@ func (e *Error) Error() string {
 	}
 	b.WriteString(e.Msg)
 	return b.String()
-}
-
-// sampler accumulates samples sharing host, source and interval.
-type sampler struct {
-	out    []monitor.Sample
-	host   string
-	source string
-}
-
-// add appends one sample, dropping non-finite values (a division by a
-// zero interval, NaN in a scrape) rather than letting them poison
-// averages downstream.
-func (s *sampler) add(resource, metric string, start time.Time, period time.Duration, v float64) {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return
-	}
-	s.out = append(s.out, monitor.Sample{
-		Host: s.host, Resource: resource, Metric: metric,
-		Start: start, Period: period, Value: v, Source: s.source,
-	})
-}
-
-// lineOf returns the 1-based line number of byte offset off.
-func lineOf(data []byte, off int64) int {
-	if off < 0 {
-		off = 0
-	}
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	return bytes.Count(data[:off], []byte("\n")) + 1
 }
 
 // describe says in a few words what data looks like, for "expected X,

@@ -96,7 +96,7 @@ func TestIostatErrors(t *testing.T) {
 		{"csv", "a,b,c\n1,2,3\n", `iostat.json:1: expected iostat -x -o JSON output (a "sysstat" object), got a CSV line`},
 		{"other json", `{"foo": 1}`, `iostat.json:1: expected iostat -x -o JSON output (a "sysstat" object), got JSON of another shape`},
 		{"syntax", "{\"sysstat\": {\n\"hosts\": [,]}}", `iostat.json:2: expected iostat -x -o JSON output (a "sysstat" object), got malformed JSON`},
-		{"type", "{\"sysstat\": {\"hosts\": [{\"nodename\": \"h\",\n \"statistics\": [{\"avg-cpu\": {\"user\": \"x\"}}]}]}}", `iostat.json:2: sysstat.hosts.statistics.avg-cpu: expected a number here in iostat -x -o JSON output, got a JSON string`},
+		{"type", "{\"sysstat\": {\"hosts\": [{\"nodename\": \"h\",\n \"statistics\": [{\"avg-cpu\": {\"user\": \"x\"}}]}]}}", `iostat.json:2: sysstat.hosts[0].statistics[0].avg-cpu: expected a number here in iostat -x -o JSON output, got a JSON string`},
 		{"time", strings.Replace(one, "2026-11-23T10:22:13+0000", "yesterday", 1), `sysstat.hosts[0].statistics[0].timestamp: expected a time like`},
 		{"one report", one, `expected at least two iostat reports`},
 		{"device", `{"sysstat": {"hosts": [{"statistics": [{"timestamp": "2026-11-23T10:22:13+0000"}, {"timestamp": "2026-11-23T10:22:14+0000", "disk": [{"r/s": 1}]}]}]}}`, `sysstat.hosts[0].statistics[1].disk[0].disk_device: expected the device name`},

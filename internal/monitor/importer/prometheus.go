@@ -1,7 +1,6 @@
 package importer
 
 import (
-	"bytes"
 	"fmt"
 	"math"
 	"slices"
@@ -68,110 +67,182 @@ type promScrape struct {
 
 const promWant = `Prometheus text exposition (lines "name{labels} value")`
 
-func parsePrometheus(name string, data []byte, opt Options) ([]monitor.Sample, error) {
-	fail := func(line int, format string, args ...any) error {
-		return &Error{Name: name, Line: line, Format: FormatPrometheus, Msg: fmt.Sprintf(format, args...)}
-	}
-	if f, ok := Detect(data); ok && f != FormatPrometheus {
-		return nil, fail(1, "expected %s, got %s", promWant, describe(data))
-	}
-	marked := bytes.Contains(data, []byte(ScrapeMarker))
-	var scrapes []*promScrape
-	var cur *promScrape
-	newScrape := func(line int) {
-		cur = &promScrape{line: line, vals: map[promKey]float64{}, seen: map[string]bool{}}
-		scrapes = append(scrapes, cur)
-	}
-	lineNo := 0
-	for raw := range strings.SplitSeq(string(data), "\n") {
-		lineNo++
-		line := strings.TrimSpace(raw)
-		if line == "" {
-			continue
-		}
-		if rest, ok := strings.CutPrefix(line, ScrapeMarker); ok {
-			t, err := parseScrapeTime(strings.TrimSpace(rest))
-			if err != nil {
-				return nil, fail(lineNo, "expected %s followed by Unix milliseconds or an RFC 3339 time, got %q", ScrapeMarker, truncate(line, 60))
-			}
-			if cur == nil || cur.samples > 0 {
-				newScrape(lineNo)
-			}
-			cur.t, cur.marked = t, true
-			continue
-		}
-		if line[0] == '#' {
-			continue
-		}
-		series, labels, v, ts, hasTS, err := parsePromLine(line)
-		if err != nil {
-			if cur == nil || cur.samples == 0 && len(scrapes) == 1 {
-				return nil, fail(lineNo, "expected %s, got %s (%v)", promWant, describe([]byte(line)), err)
-			}
-			return nil, fail(lineNo, "expected a Prometheus sample line (name{labels} value [timestamp]), got %q: %v", truncate(line, 60), err)
-		}
-		switch {
-		case cur == nil && marked:
-			return nil, fail(lineNo, "expected a %q line before the first sample, as the file's other scrapes have one, got a sample", ScrapeMarker)
-		case cur == nil:
-			newScrape(lineNo)
-		case cur.seen[series] && marked:
-			return nil, fail(lineNo, "expected each series once per scrape, got %s again since the %q line on line %d", truncate(series, 60), ScrapeMarker, cur.line)
-		case cur.seen[series]:
-			newScrape(lineNo)
-		}
-		cur.seen[series] = true
-		cur.samples++
-		if hasTS && (!cur.hasTS || ts > cur.maxTS) {
-			cur.maxTS, cur.hasTS = ts, true
-		}
-		promKeep(cur, labels, v)
-	}
-	if len(scrapes) == 0 || scrapes[len(scrapes)-1].samples == 0 && len(scrapes) == 1 {
-		return nil, fail(1, "expected %s, got %s", promWant, describe(data))
-	}
-	if last := scrapes[len(scrapes)-1]; last.samples == 0 {
-		scrapes = scrapes[:len(scrapes)-1] // a trailing marker without a scrape
-	}
-	for _, s := range scrapes {
-		switch {
-		case s.marked:
-		case s.hasTS:
-			s.t = time.UnixMilli(s.maxTS).UTC()
-		case len(scrapes) == 1 && !opt.Time.IsZero():
-			s.t = opt.Time
-		default:
-			return nil, fail(s.line, "expected a %q line (Unix ms) before the scrape starting here, sample timestamps, or a time given in the import options, got none", ScrapeMarker)
-		}
-	}
-	for i := 1; i < len(scrapes); i++ {
-		if !scrapes[i].t.After(scrapes[i-1].t) {
-			return nil, fail(scrapes[i].line, "expected scrape times to increase, got %s after %s",
-				scrapes[i].t.Format(time.RFC3339Nano), scrapes[i-1].t.Format(time.RFC3339Nano))
-		}
-	}
+// promReader reads scrapes one after the other, keeping two: counters
+// become rates between consecutive ones.
+type promReader struct {
+	// Learnt in the first pass: the host (the first scrape that names
+	// one) and the number of scrapes (a single scrape yields gauges only).
+	host    string
+	scrapes int
+}
 
-	host := ""
-	for _, s := range scrapes {
-		if s.nodename != "" {
-			host = s.nodename
+// promRead is the state of one pass.
+type promRead struct {
+	p         *pass
+	r         *promReader
+	sm        sampler
+	marked    bool // a scrape-time marker was seen
+	firstLine int  // line of the first sample
+	unmarked  bool // samples came before any marker
+	prev, cur *promScrape
+	done      int // scrapes finished
+}
+
+func (pr *promReader) read(p *pass) error {
+	if f, ok := Detect(p.head); ok && f != FormatPrometheus {
+		return p.fail(1, "", "expected %s, got %s", promWant, describe(p.head))
+	}
+	st := &promRead{p: p, r: pr, sm: sampler{p: p, host: p.opt.host(pr.host), source: monitor.SourcePrometheus}}
+	ls := newLines(p)
+	for {
+		raw, ok, err := ls.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
 			break
 		}
+		if err := st.line(ls.n, strings.TrimSpace(string(raw)), ls.cut); err != nil {
+			return err
+		}
+		if p.err != nil {
+			return p.err
+		}
 	}
-	sm := sampler{host: opt.host(host), source: monitor.SourcePrometheus}
-	if len(scrapes) == 1 {
-		promMemory(&sm, scrapes[0], scrapes[0].t, 0)
-		return sm.out, nil
+	if st.cur == nil || st.cur.samples == 0 && st.done == 0 {
+		return p.fail(1, "", "expected %s, got %s", promWant, describe(p.head))
 	}
-	for i := 1; i < len(scrapes); i++ {
-		prev, next := scrapes[i-1], scrapes[i]
-		start, period := prev.t, next.t.Sub(prev.t)
-		promCPU(&sm, prev, next, start, period)
-		promDisks(&sm, prev, next, start, period)
-		promNet(&sm, prev, next, start, period)
-		promMemory(&sm, next, start, period)
+	if st.cur.samples > 0 {
+		if err := st.finish(true); err != nil {
+			return err
+		}
 	}
-	return sm.out, nil
+	if !p.emit {
+		pr.scrapes = st.done
+	}
+	return nil
+}
+
+func (st *promRead) fail(line int, format string, args ...any) error {
+	return st.p.fail(line, "", format, args...)
+}
+
+func (st *promRead) newScrape(line int) error {
+	if st.cur != nil && st.cur.samples > 0 {
+		if err := st.finish(false); err != nil {
+			return err
+		}
+	}
+	st.cur = &promScrape{line: line, vals: map[promKey]float64{}, seen: map[string]bool{}}
+	return nil
+}
+
+func (st *promRead) line(lineNo int, line string, cut bool) error {
+	if line == "" {
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(line, ScrapeMarker); ok {
+		t, err := parseScrapeTime(strings.TrimSpace(rest))
+		if err != nil {
+			return st.fail(lineNo, "expected %s followed by Unix milliseconds or an RFC 3339 time, got %q", ScrapeMarker, truncate(line, 60))
+		}
+		if msg := timeRangeMsg(t, strings.TrimSpace(rest)); msg != "" {
+			return st.fail(lineNo, "%s", msg)
+		}
+		if st.unmarked {
+			return st.fail(st.firstLine, "expected a %q line before the first sample, as the file's other scrapes have one (line %d), got a sample", ScrapeMarker, lineNo)
+		}
+		st.marked = true
+		if st.cur == nil || st.cur.samples > 0 {
+			if err := st.newScrape(lineNo); err != nil {
+				return err
+			}
+		}
+		st.cur.t, st.cur.marked = t, true
+		return nil
+	}
+	if line[0] == '#' {
+		return nil
+	}
+	if cut {
+		return st.fail(lineNo, "expected a newline after the last sample, got a last line that ends without one, as if the file was cut in the middle of a sample (%q); remove the incomplete last scrape or record it again", truncate(line, 60))
+	}
+	series, labels, v, ts, hasTS, err := parsePromLine(line)
+	if err != nil {
+		if st.cur == nil || st.cur.samples == 0 && st.done == 0 {
+			return st.fail(lineNo, "expected %s, got %s (%v)", promWant, describe([]byte(line)), err)
+		}
+		return st.fail(lineNo, "expected a Prometheus sample line (name{labels} value [timestamp]), got %q: %v", truncate(line, 60), err)
+	}
+	if st.firstLine == 0 {
+		st.firstLine = lineNo
+	}
+	switch {
+	case st.cur == nil && !st.marked:
+		st.unmarked = true
+		if err := st.newScrape(lineNo); err != nil {
+			return err
+		}
+	case st.cur.seen[series] && st.marked:
+		return st.fail(lineNo, "expected each series once per scrape, got %s again since the %q line on line %d", truncate(series, 60), ScrapeMarker, st.cur.line)
+	case st.cur.seen[series]:
+		if err := st.newScrape(lineNo); err != nil {
+			return err
+		}
+	}
+	st.cur.seen[series] = true
+	st.cur.samples++
+	if hasTS && (!st.cur.hasTS || ts > st.cur.maxTS) {
+		st.cur.maxTS, st.cur.hasTS = ts, true
+	}
+	if promKeep(st.cur, labels, v) && promUsed[labels.name] && v < 0 {
+		return st.fail(lineNo, "expected %s of zero or more, got %v; the file is damaged or was edited", labels.name, v)
+	}
+	return nil
+}
+
+// finish settles the time of the current scrape, checks it follows the
+// previous one, and emits the interval between them.
+func (st *promRead) finish(atEnd bool) error {
+	s, p := st.cur, st.p
+	switch {
+	case s.marked:
+	case s.hasTS:
+		s.t = time.UnixMilli(s.maxTS).UTC()
+		if msg := timeRangeMsg(s.t, strconv.FormatInt(s.maxTS, 10)); msg != "" {
+			return st.fail(s.line, "%s (the latest sample timestamp of the scrape starting here)", msg)
+		}
+	case atEnd && st.done == 0 && !p.opt.Time.IsZero():
+		s.t = p.opt.Time
+		if msg := timeRangeMsg(s.t, s.t.String()); msg != "" {
+			return st.fail(s.line, "%s (the time given in the import options)", msg)
+		}
+	default:
+		return st.fail(s.line, "expected a %q line (Unix ms) before the scrape starting here, sample timestamps, or a time given in the import options, got none", ScrapeMarker)
+	}
+	if st.prev != nil && !s.t.After(st.prev.t) {
+		return st.fail(s.line, "expected scrape times to increase, got %s after %s",
+			s.t.Format(time.RFC3339Nano), st.prev.t.Format(time.RFC3339Nano))
+	}
+	if !p.emit && st.r.host == "" && s.nodename != "" {
+		st.r.host = s.nodename
+	}
+	st.done++
+	if p.emit {
+		switch {
+		case st.prev != nil:
+			prev, next := st.prev, s
+			start, period := prev.t, next.t.Sub(prev.t)
+			promCPU(&st.sm, prev, next, start, period)
+			promDisks(&st.sm, prev, next, start, period)
+			promNet(&st.sm, prev, next, start, period)
+			promMemory(&st.sm, next, start, period)
+		case st.r.scrapes == 1:
+			promMemory(&st.sm, s, s.t, 0)
+		}
+	}
+	st.prev = s
+	return nil
 }
 
 func parseScrapeTime(s string) (time.Time, error) {
@@ -184,8 +255,29 @@ func parseScrapeTime(s string) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, s)
 }
 
-// promKeep stores the values of the series headroom uses.
-func promKeep(s *promScrape, l promLabels, v float64) {
+// promUsed are the series whose values headroom uses: counters and
+// sizes, never negative (unlike, say, node_network_speed_bytes, which is
+// -125000 when the speed is unknown).
+var promUsed = map[string]bool{}
+
+func init() {
+	for _, n := range []string{
+		"node_cpu_seconds_total",
+		"node_disk_reads_completed_total", "node_disk_writes_completed_total", "node_disk_discards_completed_total",
+		"node_disk_read_bytes_total", "node_disk_written_bytes_total", "node_disk_io_time_seconds_total",
+		"node_disk_io_time_weighted_seconds_total", "node_disk_read_time_seconds_total", "node_disk_write_time_seconds_total",
+		"node_network_receive_bytes_total", "node_network_transmit_bytes_total",
+		"node_network_receive_packets_total", "node_network_transmit_packets_total",
+		"node_memory_MemTotal_bytes", "node_memory_MemFree_bytes", "node_memory_Buffers_bytes",
+		"node_memory_Cached_bytes", "node_memory_SReclaimable_bytes", "node_memory_MemAvailable_bytes",
+	} {
+		promUsed[n] = true
+	}
+}
+
+// promKeep stores the values of the series headroom uses, and says
+// whether it kept v: all of them are counters or sizes, never negative.
+func promKeep(s *promScrape, l promLabels, v float64) bool {
 	name := l.name
 	switch {
 	case name == "node_uname_info":
@@ -196,7 +288,10 @@ func promKeep(s *promScrape, l promLabels, v float64) {
 		s.vals[promKey{name: name, a: l.get("device")}] = v
 	case strings.HasPrefix(name, "node_memory_"):
 		s.vals[promKey{name: name}] = v
+	default:
+		return false
 	}
+	return true
 }
 
 // promDelta returns the increase of counter k between two scrapes.
@@ -354,8 +449,8 @@ func promMemory(sm *sampler, s *promScrape, start time.Time, period time.Duratio
 	buffers, okB := get("Buffers")
 	cached, okC := get("Cached")
 	srecl, okS := get("SReclaimable")
-	if okT && okF && okB && okC && okS {
-		sm.add(res, monitor.MemUsedBytes, start, period, total-free-buffers-cached-srecl)
+	if used := total - free - buffers - cached - srecl; okT && okF && okB && okC && okS && used >= 0 {
+		sm.add(res, monitor.MemUsedBytes, start, period, used)
 	}
 	if okC {
 		sm.add(res, monitor.MemCachedBytes, start, period, cached)

@@ -46,20 +46,38 @@ type sarBlock struct {
 
 const sarWant = `sadf -d output (a "# hostname;interval;timestamp;..." header)`
 
-func parseSar(name string, data []byte, opt Options) ([]monitor.Sample, error) {
-	fail := func(line int, format string, args ...any) error {
-		return &Error{Name: name, Line: line, Format: FormatSar, Msg: fmt.Sprintf(format, args...)}
-	}
+// sarReader reads sadf -d output line by line. It needs nothing from a
+// first pass, which only checks.
+type sarReader struct{}
+
+// sarSeries names the lines of one host, block kind and row (a CPU, a
+// device, an interface): their times must increase.
+type sarSeries struct{ host, kind, row string }
+
+type sarLast struct {
+	end  time.Time
+	line int
+}
+
+func (sarReader) read(p *pass) error {
+	fail := func(line int, format string, args ...any) error { return p.fail(line, "", format, args...) }
 	var (
 		blk        *sarBlock
-		sm         = sampler{source: monitor.SourceSar}
 		recognised bool
 		skipped    []string
+		last       = map[sarSeries]sarLast{}
 	)
-	lineNo := 0
-	for raw := range strings.SplitSeq(string(data), "\n") {
-		lineNo++
-		line := strings.TrimSpace(raw)
+	ls := newLines(p)
+	for {
+		raw, ok, err := ls.next()
+		if err != nil {
+			return err
+		}
+		if !ok {
+			break
+		}
+		lineNo := ls.n
+		line := strings.TrimSpace(string(raw))
 		if line == "" {
 			continue
 		}
@@ -67,7 +85,7 @@ func parseSar(name string, data []byte, opt Options) ([]monitor.Sample, error) {
 			cols := splitSar(strings.TrimSpace(strings.TrimPrefix(line, "#")))
 			if len(cols) < 4 || cols[0] != "hostname" || cols[1] != "interval" || cols[2] != "timestamp" {
 				if blk == nil {
-					return nil, fail(lineNo, "expected %s, got %s", sarWant, describe([]byte(line)))
+					return fail(lineNo, "expected %s, got %s", sarWant, describe([]byte(line)))
 				}
 				continue // a comment
 			}
@@ -80,7 +98,7 @@ func parseSar(name string, data []byte, opt Options) ([]monitor.Sample, error) {
 			continue
 		}
 		if blk == nil {
-			return nil, fail(lineNo, "expected %s, got %s", sarWant, describe(data))
+			return fail(lineNo, "expected %s, got %s", sarWant, describe(p.head))
 		}
 		f := splitSar(line)
 		if len(f) >= 4 && (f[1] == "-1" || strings.HasPrefix(f[3], "LINUX-RESTART") || strings.HasPrefix(f[3], "COM ")) {
@@ -89,33 +107,72 @@ func parseSar(name string, data []byte, opt Options) ([]monitor.Sample, error) {
 		if blk.kind == "" {
 			continue
 		}
-		if len(f) != len(blk.header) {
-			return nil, fail(lineNo, "expected %d semicolon-separated fields as in the sadf -d header on line %d, got %d",
-				len(blk.header), blk.line, len(f))
+		if ls.cut {
+			return fail(lineNo, "expected a newline after the last line of sadf -d output, got a last line that ends without one, as if the file was cut short; remove that line or export the data again")
 		}
-		if sm.host == "" {
-			sm.host = opt.host(f[0])
+		if len(f) != len(blk.header) {
+			return fail(lineNo, "expected %d semicolon-separated fields as in the sadf -d header on line %d, got %d",
+				len(blk.header), blk.line, len(f))
 		}
 		iv, err := strconv.ParseFloat(f[1], 64)
 		period, ok := secondsToDuration(iv)
 		if err != nil || !ok {
-			return nil, fail(lineNo, "expected the interval in seconds (a positive number) in sadf -d's second field, got %q", f[1])
+			return fail(lineNo, "expected the interval in seconds (a positive number) in sadf -d's second field, got %q", f[1])
 		}
-		end, err := parseSarTime(f[2], opt.location())
+		end, err := parseSarTime(f[2], p.opt.location())
 		if err != nil {
-			return nil, fail(lineNo, `expected a timestamp like "2026-11-23 10:22:45 UTC" in sadf -d's third field, got %q`, f[2])
+			return fail(lineNo, `expected a timestamp like "2026-11-23 10:22:45 UTC" in sadf -d's third field, got %q`, truncate(f[2], 60))
 		}
+		if msg := timeRangeMsg(end, f[2]); msg != "" {
+			return fail(lineNo, "%s", msg)
+		}
+		host := p.opt.host(f[0])
+		key := sarSeries{host, blk.kind, blk.row(f)}
+		prev, seen := last[key]
+		if seen && !end.After(prev.end) {
+			what := "the same time as"
+			if end.Before(prev.end) {
+				what = "a time earlier than"
+			}
+			return fail(lineNo, "expected the times of %s on host %s to increase, got %s, %s on line %d; import each sadf -d output once and on its own",
+				key.rowName(), host, f[2], what, prev.line)
+		}
+		if seen || len(last) < maxResources {
+			last[key] = sarLast{end, lineNo}
+		}
+		sm := sampler{p: p, host: host, source: monitor.SourceSar}
 		if err := blk.emit(&sm, f, end.Add(-period), period); err != nil {
-			return nil, fail(lineNo, "%v", err)
+			return fail(lineNo, "%v", err)
+		}
+		if p.err != nil {
+			return p.err
 		}
 	}
 	if !recognised {
 		if len(skipped) > 0 {
-			return nil, fail(0, "expected at least one sar -u, -d, -n DEV or -r report in the sadf -d output, got only reports with columns %s", strings.Join(skipped, ", "))
+			return fail(0, "expected at least one sar -u, -d, -n DEV or -r report in the sadf -d output, got only reports with columns %s", truncate(strings.Join(skipped, ", "), 200))
 		}
-		return nil, fail(1, "expected %s, got %s", sarWant, describe(data))
+		return fail(1, "expected %s, got %s", sarWant, describe(p.head))
 	}
-	return sm.out, nil
+	return nil
+}
+
+// row returns the CPU, device or interface a data line is about ("" for
+// memory, one row per time).
+func (b *sarBlock) row(f []string) string {
+	for _, c := range []string{"CPU", "DEV", "IFACE"} {
+		if i, ok := b.cols[c]; ok {
+			return f[i]
+		}
+	}
+	return ""
+}
+
+func (k sarSeries) rowName() string {
+	if k.row == "" {
+		return k.kind
+	}
+	return k.kind + " " + k.row
 }
 
 func splitSar(s string) []string {
@@ -156,6 +213,9 @@ func (b *sarBlock) emit(sm *sampler, f []string, start time.Time, period time.Du
 			v, err := strconv.ParseFloat(strings.Replace(f[i], ",", ".", 1), 64)
 			if err != nil {
 				return 0, false, fmt.Errorf("expected a number in column %s, got %q", n, truncate(f[i], 40))
+			}
+			if v < 0 {
+				return 0, false, fmt.Errorf("expected a number of zero or more in column %s, got %q; the file is damaged or was edited", n, truncate(f[i], 40))
 			}
 			return v, true, nil
 		}
@@ -201,7 +261,8 @@ func (b *sarBlock) emit(sm *sampler, f []string, start time.Time, period time.Du
 			sm.add(res, monitor.CPUStealPct, start, period, c[6].v)
 		}
 		sm.add(res, monitor.CPUIdlePct, start, period, c[7].v)
-		sm.add(res, monitor.CPUUtilPct, start, period, 100-c[7].v-c[5].v)
+		// Rounded shares can add up to a little over 100.
+		sm.add(res, monitor.CPUUtilPct, start, period, max(0, 100-c[7].v-c[5].v))
 	case "disk":
 		c, err := vals([]string{"tps"}, []string{"rkB/s"}, []string{"wkB/s"}, []string{"rd_sec/s"}, []string{"wr_sec/s"},
 			[]string{"aqu-sz", "avgqu-sz"}, []string{"await"}, []string{"%util"})

@@ -150,3 +150,61 @@ func defaultSim() Config {
 	c.RTTEvery = 0
 	return c
 }
+
+// driftServer is a fluid queue with constant arrivals: below capacity
+// every request takes base; above it the backlog grows by rate - capacity
+// requests per second, so a request ending in second i waited i x (rate -
+// capacity)/capacity seconds more (its latency rises steadily through the
+// window, from the first second to the last).
+type driftServer struct {
+	capacity float64
+	base     time.Duration
+	rates    []float64
+}
+
+func (s *driftServer) RunWindow(ctx context.Context, rate float64, dur time.Duration) (WindowResult, error) {
+	s.rates = append(s.rates, rate)
+	n := int(dur / time.Second)
+	w := WindowResult{Seconds: make([]SecondResult, n), Offered: rate, Achieved: math.Min(rate, s.capacity)}
+	growth := math.Max(0, (rate-s.capacity)/s.capacity) // seconds of wait added per second
+	perSec := max(int64(math.Round(rate)), 1)
+	for i := range w.Seconds {
+		h := load.NewHistogram()
+		w.Seconds[i].Hist, w.Seconds[i].Completed = h, perSec
+		for k := int64(0); k < perSec; k++ {
+			at := float64(i) + float64(k)/float64(perSec) // when the request was sent
+			_ = h.RecordValue(s.base.Microseconds() + int64(growth*at*1e6))
+		}
+	}
+	return w, nil
+}
+
+// scriptedRunner returns its windows in order (for the baseline's rules);
+// after the script it repeats the last one.
+type scriptedRunner struct {
+	script []WindowResult
+	calls  int
+	rates  []float64
+}
+
+func (r *scriptedRunner) RunWindow(ctx context.Context, rate float64, dur time.Duration) (WindowResult, error) {
+	r.rates = append(r.rates, rate)
+	w := r.script[min(r.calls, len(r.script)-1)]
+	r.calls++
+	return w, nil
+}
+
+// window of n seconds each with the given successes of latency lat and
+// errors.
+func windowOf(n int, ok, errs int64, lat time.Duration) WindowResult {
+	w := WindowResult{Seconds: make([]SecondResult, n)}
+	for i := range w.Seconds {
+		h := load.NewHistogram()
+		_ = h.RecordValues(lat.Microseconds(), ok)
+		w.Seconds[i] = SecondResult{Completed: ok, Errors: errs, Hist: h}
+	}
+	if errs > 0 {
+		w.ErrorKinds = map[string]int64{"refused": errs * int64(n)}
+	}
+	return w
+}

@@ -50,6 +50,12 @@ type Config struct {
 	// boundary) before the first request, so that resource monitors can
 	// sample on the same interval boundaries.
 	Started func(t0 time.Time)
+	// InProcess says the target runs inside this process, so that the
+	// client-limit verdict separates the engine's CPU from the target's;
+	// Percentile is the latency percentile the run is judged by (the
+	// SLO's; 0 = 99). See verdict.go.
+	InProcess  bool
+	Percentile float64
 }
 
 // earlyTolerance: a worker whose next request is due within this much time
@@ -109,7 +115,8 @@ type Result struct {
 	ClientLimited bool    // the load generator itself limited the load
 	Note          string  // one sentence on late/dropped requests or client limits
 	Interrupted   bool
-	Reattributed  int64 // requests counted in a later interval than they completed in
+	Reattributed  int64       // requests counted in a later interval than they completed in
+	Client        ClientFacts // what the client-limit verdict was judged from (verdict.go)
 }
 
 // Sink receives each interval as it completes, in order. A sink error stops
@@ -214,6 +221,9 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 				}
 			}
 		}
+		for _, t := range ticks {
+			e.facts.tick(t)
+		}
 		col.release(ticks)
 	}
 	grace := min(cfg.Interval/10, 50*time.Millisecond)
@@ -299,7 +309,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 			res.ClientCPU = 100 * (cpuEnd - cpuStart) / wall
 		}
 	}
-	res.judge(cfg)
+	res.judge(cfg, &e.facts)
 	if sinkErr != nil {
 		var stop *StopError
 		if errors.As(sinkErr, &stop) {
@@ -344,6 +354,7 @@ type run struct {
 	measureStart int64
 	end          int64
 	unfinished   atomic.Int64
+	facts        verdictFacts // the client's own delays and the measured latency (verdict.go)
 }
 
 // since returns nanoseconds since the start of the run on the monotonic clock.

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -309,33 +308,6 @@ func TestScheduleDeterministicAndRate(t *testing.T) {
 	}
 	if _, err := NewSchedule("bursty", 1, 0); err == nil {
 		t.Fatal("unknown arrival process accepted")
-	}
-}
-
-// The client-limit verdict on constructed results with a known cause.
-func TestJudge(t *testing.T) {
-	open := Config{Model: "open", MaxInFlight: 8, LateAfter: time.Millisecond}
-	cases := []struct {
-		name    string
-		cfg     Config
-		r       Result
-		limited bool
-		note    string
-	}{
-		{"on schedule", open, Result{Cores: 2, ClientCPU: 190, Measured: Totals{Completed: 10000, Late: 5}}, false, ""},
-		{"cpu saturated", open, Result{Cores: 2, ClientCPU: 190, Measured: Totals{Completed: 10000, Late: 500}}, true, "client CPU saturated"},
-		{"client wakes late often", open, Result{Cores: 2, ClientCPU: 50, Measured: Totals{Completed: 10000, Late: 300, LateWake: 200}}, true, "could not keep the schedule"},
-		{"client jitter", open, Result{Cores: 2, ClientCPU: 20, Measured: Totals{Completed: 10000, Late: 30, LateWake: 20}}, false, "late by the client itself"},
-		{"slots busy", open, Result{Cores: 2, ClientCPU: 20, Measured: Totals{Completed: 10000, Late: 300, Dropped: 100, LateWake: 10}}, false, "all 8 in-flight slots were busy"},
-		{"closed saturated", Config{Model: "closed"}, Result{Cores: 2, ClientCPU: 195, Measured: Totals{Completed: 10}}, true, "client CPU saturated"},
-		{"closed fine", Config{Model: "closed"}, Result{Cores: 2, ClientCPU: 100, Measured: Totals{Completed: 10}}, false, ""},
-	}
-	for _, c := range cases {
-		r := c.r
-		r.judge(c.cfg)
-		if r.ClientLimited != c.limited || (c.note == "") != (r.Note == "") || !strings.Contains(r.Note, c.note) {
-			t.Errorf("%s: limited=%v note=%q", c.name, r.ClientLimited, r.Note)
-		}
 	}
 }
 

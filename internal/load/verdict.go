@@ -1,33 +1,222 @@
 package load
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
 
-// judge decides whether the client was the limit and explains late or
-// dropped requests in one sentence.
-func (r *Result) judge(cfg Config) {
-	m := r.Measured
-	offered := m.Sent() + m.Dropped
-	cpuBusy := r.ClientCPU >= 90*float64(r.Cores)
-	if cfg.Model == "open" && offered > 0 {
-		behind := float64(m.Late+m.Dropped) / float64(offered)
-		wake := float64(m.LateWake) / float64(offered)
-		switch {
-		case behind <= 0.001:
-		case cpuBusy:
-			r.ClientLimited = true
-			r.Note = fmt.Sprintf("client CPU saturated (%.0f%% of %d cores) with %.2f%% of requests late or dropped: the load generator limited the rate", r.ClientCPU, r.Cores, 100*behind)
-		case wake > 0.01:
-			r.ClientLimited = true
-			r.Note = fmt.Sprintf("%.2f%% of requests were sent late although a slot was free: the client could not keep the schedule (client CPU %.0f%% of %d cores)", 100*wake, r.ClientCPU, r.Cores)
-		case 2*m.LateWake >= m.Late+m.Dropped:
-			r.Note = fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself (scheduling delay at %.0f%% client CPU); their latency includes the delay", 100*wake, cfg.LateAfter, r.ClientCPU)
-		default:
-			r.Note = fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)", 100*behind, cfg.MaxInFlight)
-		}
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The client-limit verdict (docs/measurement.md, "Client limits") decides
+// whether a run measured the load generator rather than the target. A run
+// the verdict calls client-limited is left out of the knee and the capacity
+// estimate, so it must be proportional: a little lateness on a shared
+// machine is shown, not used to throw the level away. An open-loop run is
+// client-limited when
+//
+//  1. the client's CPU was saturated: the process used at least
+//     cpuBusyShare of its cores (and, for an in-process target, the target
+//     did not use most of that CPU, see below);
+//  2. the client could not keep the schedule: it sent more than
+//     scheduleSlack of the offered requests late by its own delay (their
+//     slot was free) or dropped them while its own delays dominated; or
+//  3. its lateness is a material share of the percentile being judged: more
+//     than (100-p)% of the offered requests were sent late by the client
+//     itself by more than X = max(late_after, latenessShare x the measured
+//     p-th percentile). A p-th percentile tolerates (100-p)% of requests
+//     above it; fewer late requests than that, or requests late by less
+//     than a tenth of its value, cannot move it materially.
+//
+// An in-process target shares the process's CPU with the engine. When the
+// target used most of it (targetCPU), the CPU's saturation and the delays
+// it caused are the target's: the level is kept, with a note, and its
+// latency, measured from the intended time, already includes the delay.
+// The target's CPU is bounded twice: by the process's CPU minus the
+// engine's (its calibrated cost per request times the request rate,
+// calibrate.go), and by Little's law, because the target works only inside
+// its calls: at most (completions/s x mean latency) cores. A closed-loop
+// run is client-limited by rule 1 only.
+const (
+	cpuBusyShare      = 0.90  // of the cores the process may use
+	scheduleSlack     = 0.05  // of the offered requests, sent late by the client or dropped
+	latenessShare     = 0.10  // of the judged percentile's value
+	behindNoise       = 0.001 // late or dropped below this share: nothing to say
+	defaultPercentile = 99
+)
+
+// ClientFacts are what the client-limit verdict was judged from, beyond the
+// run's totals and CPU.
+type ClientFacts struct {
+	// EngineCPU is the CPU the load generator itself used over the
+	// measured phase, % of one core: the whole process's (ClientCPU) for
+	// a target outside the process; for an in-process target, the
+	// engine's calibrated cost per request times the request rate, at
+	// most the process's.
+	EngineCPU float64
+	// Lateness holds, in µs, how late the client sent each request it
+	// sent late by its own delay (Totals.LateWake) in the measured phase;
+	// nil when none was.
+	Lateness *hdrhistogram.Histogram
+	// Latency is the measured phase's latency of successful requests, all
+	// operations, in µs; nil when none succeeded.
+	Latency *hdrhistogram.Histogram
+}
+
+// verdictFacts gathers ClientFacts while a run goes: workers report their
+// own send delays, the interval loop the measured latency.
+type verdictFacts struct {
+	mu       sync.Mutex
+	lateness *hdrhistogram.Histogram
+	latency  *hdrhistogram.Histogram
+}
+
+// clientLate records that a request of phase p was sent lateness ns after
+// its intended time although its slot was free.
+func (f *verdictFacts) clientLate(p Phase, lateness int64) {
+	if p != Measure {
 		return
 	}
-	if cpuBusy {
-		r.ClientLimited = true
-		r.Note = fmt.Sprintf("client CPU saturated (%.0f%% of %d cores): throughput may be limited by the load generator", r.ClientCPU, r.Cores)
+	f.mu.Lock()
+	if f.lateness == nil {
+		f.lateness = hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 	}
+	_ = f.lateness.RecordValue(max(lateness/int64(time.Microsecond), 1))
+	f.mu.Unlock()
+}
+
+// tick merges an interval's measured-phase latency.
+func (f *verdictFacts) tick(t Tick) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, s := range t.Stats {
+		if s.Phase != Measure || s.Hist == nil || s.Hist.TotalCount() == 0 {
+			continue
+		}
+		if f.latency == nil {
+			f.latency = hdrhistogram.New(s.Hist.LowestTrackableValue(), s.Hist.HighestTrackableValue(), int(s.Hist.SignificantFigures()))
+		}
+		f.latency.Merge(s.Hist)
+	}
+}
+
+// judge fills r.Client from f and decides whether the client was the
+// limit, with one sentence on late, dropped or client-limited requests.
+func (r *Result) judge(cfg Config, f *verdictFacts) {
+	f.mu.Lock()
+	r.Client.Lateness, r.Client.Latency = f.lateness, f.latency
+	f.mu.Unlock()
+	r.Client.EngineCPU = r.ClientCPU
+	if cfg.InProcess && !r.Interrupted {
+		if per := engineCPUPerRequest(); per > 0 {
+			r.Client.EngineCPU = min(r.ClientCPU, 100*per*r.SentRate)
+		}
+	}
+	r.ClientLimited, r.Note = Verdict(*r, cfg)
+}
+
+// Verdict is the client-limit verdict on a finished run (see the rules
+// above): whether the client was the limit, and one sentence on late,
+// dropped or client-limited requests ("" when there is nothing to say).
+// It reads the measured totals, Throughput, ClientCPU, Cores and Client of
+// r, and Model, LateAfter, MaxInFlight, InProcess and Percentile of cfg.
+func Verdict(r Result, cfg Config) (bool, string) {
+	m := r.Measured
+	offered := m.Sent() + m.Dropped
+	busy := r.ClientCPU >= 100*cpuBusyShare*float64(r.Cores)
+	cpuText := fmt.Sprintf("client CPU %.0f%% of %d cores", r.ClientCPU, r.Cores)
+	targetsCPU := false // the in-process target used most of the process's CPU
+	if cfg.InProcess {
+		t := targetCPU(r)
+		targetsCPU = t >= 0.5*r.ClientCPU && r.ClientCPU > 0
+		cpuText = fmt.Sprintf("process CPU %.0f%% of %d cores: the engine about %.0f%%, the in-process target about %.0f%%", r.ClientCPU, r.Cores, r.Client.EngineCPU, t)
+	}
+	if cfg.Model != "open" || offered == 0 {
+		switch {
+		case busy && !targetsCPU:
+			return true, fmt.Sprintf("client CPU saturated (%s): throughput may be limited by the load generator", cpuText)
+		case busy:
+			return false, fmt.Sprintf("the process's CPU was saturated by the in-process target (%s): the target's saturation, not the client's", cpuText)
+		}
+		return false, ""
+	}
+
+	behind := float64(m.Late+m.Dropped) / float64(offered)
+	if behind <= behindNoise {
+		return false, ""
+	}
+	if busy && !targetsCPU {
+		return true, fmt.Sprintf("client CPU saturated (%s) with %.2f%% of requests late or dropped: the load generator limited the rate", cpuText, 100*behind)
+	}
+	wake := float64(m.LateWake) / float64(offered)
+	clientDrops := int64(0)
+	if m.LateWake > 0 && 2*m.LateWake >= m.Late {
+		clientDrops = m.Dropped // the client's own delays dominate the lateness
+	}
+	missed := float64(m.LateWake+clientDrops) / float64(offered)
+
+	p := cfg.Percentile
+	if p <= 0 || p >= 100 {
+		p = defaultPercentile
+	}
+	x := cfg.LateAfter
+	if h := r.Client.Latency; h != nil && h.TotalCount() > 0 {
+		x = max(x, time.Duration(latenessShare*float64(h.ValueAtQuantile(p)))*time.Microsecond)
+	}
+	beyond := float64(countAbove(r.Client.Lateness, x.Microseconds())) / float64(offered)
+	tolerated := (100 - p) / 100
+	material := missed > scheduleSlack || beyond > tolerated
+
+	switch {
+	case m.LateWake == 0:
+		return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)", 100*behind, cfg.MaxInFlight)
+	case material && targetsCPU:
+		return false, fmt.Sprintf("%.2f%% of requests were sent late while the in-process target used most of the CPU (%s): the target's saturation, kept in the results; their latency includes the delay", 100*missed, cpuText)
+	case missed > scheduleSlack:
+		return true, fmt.Sprintf("the client could not keep the schedule: it sent %.2f%% of requests late by its own delay or dropped them, more than %.0f%% (%s)", 100*missed, 100*scheduleSlack, cpuText)
+	case beyond > tolerated:
+		return true, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself, more than the %s%% a p%s tolerates: the client's delay could set that percentile (%s)", 100*beyond, x, fmtNum(100-p), fmtNum(p), cpuText)
+	case 2*m.LateWake >= m.Late+m.Dropped:
+		return false, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself, %.2f%% by more than %v, within the %s%% a p%s tolerates (%s); the level is kept and their latency includes the delay", 100*wake, cfg.LateAfter, 100*beyond, x, fmtNum(100-p), fmtNum(p), cpuText)
+	}
+	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it); %.2f%% were sent late by the client itself", 100*behind, cfg.MaxInFlight, 100*wake)
+}
+
+// targetCPU bounds an in-process target's CPU use over the measured phase
+// (% of one core): the process's minus the engine's, and at most the time
+// requests spent in the system (Little's law: completions/s x mean
+// latency, in cores), because the target works only inside its calls.
+func targetCPU(r Result) float64 {
+	t := max(r.ClientCPU-r.Client.EngineCPU, 0)
+	if h := r.Client.Latency; h != nil && h.TotalCount() > 0 {
+		t = min(t, 100*r.Throughput*h.Mean()/1e6)
+	} else {
+		t = 0
+	}
+	return t
+}
+
+// countAbove counts the recorded values of h above limit. A bucket counts
+// when its lowest equivalent value is above the limit, so the histogram's
+// precision never makes the client look late when it was not.
+func countAbove(h *hdrhistogram.Histogram, limit int64) int64 {
+	if h == nil {
+		return 0
+	}
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.Count > 0 && b.From > limit {
+			n += b.Count
+		}
+	}
+	return n
+}
+
+// fmtNum prints a percentile or share without trailing zeros.
+func fmtNum(v float64) string {
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return fmt.Sprintf("%g", math.Round(v*1000)/1000)
 }

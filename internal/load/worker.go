@@ -126,6 +126,7 @@ func (w *worker) open(src *arrivals) {
 			// own fault; otherwise every slot was busy when it was due.
 			if wait || first {
 				flags |= flagWokeLate
+				w.run.facts.clientLate(phase, lateness)
 			}
 		}
 		first = false

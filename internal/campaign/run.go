@@ -227,6 +227,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		Timeout: s.Load.Timeout.Duration, Warmup: s.Phases.Warmup.Duration, Measure: s.Phases.Measure.Duration,
 		Interval: s.Interval.Duration, Seed: RunSeed(s.Seed, p.Slot), Ops: ex.ops,
 	}
+	cfg.InProcess, cfg.Percentile = verdictSettings(s)
 	var schedErr error
 	if s.Load.Model == "open" {
 		// The engine is handed the run's schedule: the level's rate, or

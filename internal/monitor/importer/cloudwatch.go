@@ -194,7 +194,7 @@ func (cr *cwReader) read(p *pass) error {
 			}
 			err := st.result(path, i, &r)
 			if e, ok := err.(*Error); ok && e.Line == 0 && !p.emit {
-				e.Line = p.lineAt(off)
+				e.Line = p.lineOfValue(off)
 			}
 			return err
 		})
@@ -354,8 +354,8 @@ func (st *cwRead) result(path string, ri int, r *cwResult) error {
 		for _, pt := range pts {
 			k := cwPoint{res, m.metric, pt.t.UnixNano()}
 			if other, ok := st.seen[k]; ok {
-				return fail(fmt.Sprintf("%s.Timestamps[%d]", path, pt.i), "expected each datapoint once, got %s of %s at %s again, already given by MetricDataResults[%d]; keep one of the two results",
-					key, res, pt.t.Format(time.RFC3339), other)
+				return fail(fmt.Sprintf("%s.Timestamps[%d]", path, pt.i), "expected each datapoint once, got %s at %s again, already given by MetricDataResults[%d]; keep one of the two results",
+					cwName(*r), pt.t.Format(time.RFC3339), other)
 			}
 			st.seen[k] = ri
 		}

@@ -2,8 +2,11 @@ package importer
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/monitor"
 )
 
 // shrink keeps the lines of a large node_exporter file that the importer
@@ -32,21 +35,35 @@ func fuzzParse(f *testing.F, format Format, seeds ...string) {
 			f.Add(shrink(readTestdata(f, file)))
 		}
 	}
-	for _, s := range seeds {
+	for _, s := range append(seeds, hardeningSeeds[format]...) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		Detect(data)
 		opt := Options{Location: time.UTC, Time: time.Unix(1795429370, 0), Interval: time.Second}
+		// An input that fails reaches the sink with nothing.
+		calls := 0
+		_, rerr := Read(format, "fuzz", bytes.NewReader(data), opt, func([]monitor.Sample) error { calls++; return nil })
+		if rerr != nil && calls > 0 {
+			t.Fatalf("error %v after %d batches reached the sink", rerr, calls)
+		}
 		s, err := Parse(format, "fuzz", data, opt)
 		if err != nil {
 			if _, ok := err.(*Error); !ok {
 				t.Fatalf("error %v is %T, want *Error", err, err)
 			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error spans lines: %q", err)
+			}
 			return
 		}
+		for _, x := range s {
+			if x.Start.Before(minTime.Add(-366*24*time.Hour)) || x.Start.After(maxTime) {
+				t.Fatalf("sample %+v outside the years a results store can hold", x)
+			}
+		}
 		if len(s) > 0 {
-			checkCommon(t, s, string(format), s[0].Host)
+			checkCommon(t, s, string(format), "")
 		}
 	})
 }

@@ -143,7 +143,7 @@ func (ir *iostatReader) host(p *pass, w *jsonWalk, hi int) error {
 					err = scan.report(p, rp, j, &st)
 				}
 				if e, ok := err.(*Error); ok && e.Line == 0 {
-					e.Line = p.lineAt(off)
+					e.Line = p.lineOfValue(off)
 				}
 				return err
 			})

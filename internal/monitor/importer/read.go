@@ -264,6 +264,26 @@ func (p *pass) lineAt(off int64) int {
 	}
 }
 
+// lineOfValue returns the line of the JSON value that follows offset off,
+// past white space and the comma before an array element (where a
+// decoder stands before it decodes the element).
+func (p *pass) lineOfValue(off int64) int {
+	line := p.lineAt(off)
+	br := bufio.NewReader(p.r) // lineAt left the input at off
+	for {
+		c, err := br.ReadByte()
+		switch {
+		case err != nil:
+			return line
+		case c == '\n':
+			line++
+		case c == ' ' || c == '\t' || c == '\r' || c == ',':
+		default:
+			return line
+		}
+	}
+}
+
 // sampler adds samples that share host and source.
 type sampler struct {
 	p      *pass

@@ -29,10 +29,12 @@ import (
 //     above it; fewer late requests than that, or requests late by less
 //     than a tenth of its value, cannot move it materially.
 //
-// An in-process target shares the process's CPU with the engine. When the
-// target used most of it (targetCPU), the CPU's saturation and the delays
-// it caused are the target's: the level is kept, with a note, and its
-// latency, measured from the intended time, already includes the delay.
+// An in-process target shares the process's CPU with the engine, and the
+// client can be told apart from it only by the engine's own share of that
+// CPU. When the target used most of it (targetCPU), the CPU's saturation
+// and the late sends are the target's, not the load generator's: the level
+// is kept, with a note, and its latency, measured from the intended time,
+// already includes the delay.
 // The target's CPU is bounded twice: by the process's CPU minus the
 // engine's (its calibrated cost per request times the request rate,
 // calibrate.go), and by Little's law, because the target works only inside
@@ -130,7 +132,7 @@ func Verdict(r Result, cfg Config) (bool, string) {
 	if cfg.InProcess {
 		t := targetCPU(r)
 		targetsCPU = t >= 0.5*r.ClientCPU && r.ClientCPU > 0
-		cpuText = fmt.Sprintf("process CPU %.0f%% of %d cores: the engine about %.0f%%, the in-process target about %.0f%%", r.ClientCPU, r.Cores, r.Client.EngineCPU, t)
+		cpuText = fmt.Sprintf("process CPU %.0f%% of %d cores: the engine about %.1f%%, the in-process target about %.0f%%", r.ClientCPU, r.Cores, r.Client.EngineCPU, t)
 	}
 	if cfg.Model != "open" || offered == 0 {
 		switch {
@@ -171,8 +173,10 @@ func Verdict(r Result, cfg Config) (bool, string) {
 	switch {
 	case m.LateWake == 0:
 		return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)", 100*behind, cfg.MaxInFlight)
+	case material && targetsCPU && busy:
+		return false, fmt.Sprintf("%.2f%% of requests were sent late while the in-process target used most of the saturated CPU (%s): the target's saturation, not the client's; their latency includes the delay", 100*missed, cpuText)
 	case material && targetsCPU:
-		return false, fmt.Sprintf("%.2f%% of requests were sent late while the in-process target used most of the CPU (%s): the target's saturation, kept in the results; their latency includes the delay", 100*missed, cpuText)
+		return false, fmt.Sprintf("%.2f%% of requests were sent late, but the engine's own share of the process's CPU was small (%s): the delay is the in-process target's, not the load generator's; their latency includes it", 100*missed, cpuText)
 	case missed > scheduleSlack:
 		return true, fmt.Sprintf("the client could not keep the schedule: it sent %.2f%% of requests late by its own delay or dropped them, more than %.0f%% (%s)", 100*missed, 100*scheduleSlack, cpuText)
 	case beyond > tolerated:

@@ -80,6 +80,11 @@ func TestVerdict(t *testing.T) {
 		{"in-process target saturates the CPU", inProc, Result{Cores: 2, ClientCPU: 190, Throughput: 20000,
 			Client:   ClientFacts{EngineCPU: 8, Latency: hist(t, 5000, 10000), Lateness: hist(t, 3000, 700)},
 			Measured: Totals{Completed: 10000, Late: 5000, LateWake: 700}}, false, "the target's saturation"},
+		// The same at 60% of the process's CPU: not saturated, but the
+		// engine's share (8 of 60) is small: the target's delay. Kept.
+		{"in-process target, CPU not saturated", inProc, Result{Cores: 2, ClientCPU: 60, Throughput: 20000,
+			Client:   ClientFacts{EngineCPU: 8, Latency: hist(t, 5000, 10000), Lateness: hist(t, 3000, 700)},
+			Measured: Totals{Completed: 10000, Late: 5000, LateWake: 700}}, false, "the delay is the in-process target's"},
 		// In process, engine-heavy: the target at most min(190-150,
 		// 100 x 1e6/s x 2 µs = 200) = 40% < 95%: the CPU is the client's.
 		{"in-process, engine saturates the CPU", inProc, Result{Cores: 2, ClientCPU: 190, Throughput: 1e6,

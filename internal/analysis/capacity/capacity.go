@@ -1,8 +1,9 @@
 // Package capacity is the load-response analysis of a campaign, one curve
 // per treatment: throughput and mean latency per load level with t
 // confidence intervals, the knee (saturation point) of the curve, the first
-// level that fails the SLO, the levels where the client was the limit, and
-// the busiest host's CPU per level (seed-digest §1-2). It builds on
+// level that fails the SLO, the levels where the client was the limit, the
+// one capacity figure (the highest throughput that meets the SLO without
+// client limits), and the busiest host's CPU per level (seed-digest §1-2). It builds on
 // internal/analysis/levels, which computes the per-level means; this
 // package only groups by treatment and adds what levels does not judge.
 // Analyze is the pure core; FromResults is its driver over a results model,
@@ -102,11 +103,15 @@ type Curve struct {
 	Model     string // "open" or "closed"
 	Points    []Point
 	Knee      *Knee // nil when no knee was found (see Notes)
-	// MaxThroughput is the highest mean throughput of any level that the
-	// client did not limit (NaN when there is none): the measured capacity
-	// estimate; MaxIndex is its level's index (-1 when none).
+	// MaxThroughput is the curve's one capacity figure: the highest mean
+	// throughput of any level that meets the SLO (every level up to
+	// LastPass; any level when there is no SLO) and that the client did
+	// not limit. NaN when there is none, and NoCapacity says why;
+	// MaxIndex is its level's index (-1 when none). Every $/req/s of a
+	// report divides by it.
 	MaxThroughput float64
 	MaxIndex      int
+	NoCapacity    string
 	FirstFail     int   // index of the first level failing the SLO (levels.Summary.FirstFail); -1 = none
 	LastPass      int   // index of the highest passing level below it; -1 = none
 	ClientLimited []int // indices of levels where the client was the limit in at least one run
@@ -202,11 +207,10 @@ func curve(name string, sum levels.Summary, cfg Config) (Curve, error) {
 			c.ClientLimited = append(c.ClientLimited, i)
 			c.Notes = append(c.Notes, fmt.Sprintf("the client was the limit in %d of %d runs at %s; that level is left out of the knee search and the capacity estimate",
 				l.ClientLimited, l.Reps, levelText(sum.Model, l.Level)))
-		} else if l.Throughput.N > 0 && (c.MaxIndex < 0 || l.Throughput.Mean > c.MaxThroughput) {
-			c.MaxIndex, c.MaxThroughput = i, l.Throughput.Mean
 		}
 		c.Points = append(c.Points, p)
 	}
+	capacityOf(&c, sum.SLO != nil)
 	if cfg.Op != "" && !found {
 		return c, fmt.Errorf("capacity: operation %q has no latency in treatment %q; set Op to an operation the workload ran, or to \"\" for all", cfg.Op, name)
 	}
@@ -216,6 +220,37 @@ func curve(name string, sum levels.Summary, cfg Config) (Curve, error) {
 		c.Knee = closedKnee(&c, cfg.KneedleMin)
 	}
 	return c, nil
+}
+
+// capacityOf sets the curve's one capacity figure (Curve.MaxThroughput):
+// the highest mean throughput among the levels that meet the SLO (those up
+// to LastPass, where the SLO has not yet failed; every level without an
+// SLO) and that the client did not limit.
+func capacityOf(c *Curve, withSLO bool) {
+	last := len(c.Points) - 1
+	if withSLO && c.FirstFail >= 0 {
+		last = c.LastPass
+	}
+	passing := 0
+	for i := 0; i <= last; i++ {
+		p := c.Points[i]
+		if p.Throughput.N == 0 {
+			continue
+		}
+		passing++
+		if p.ClientLimited == 0 && (c.MaxIndex < 0 || p.Throughput.Mean > c.MaxThroughput) {
+			c.MaxIndex, c.MaxThroughput = i, p.Throughput.Mean
+		}
+	}
+	switch {
+	case c.MaxIndex >= 0:
+	case withSLO && passing == 0:
+		c.NoCapacity = "no level meets the SLO, so there is no capacity estimate"
+	case withSLO:
+		c.NoCapacity = "every level that meets the SLO was limited by the client, so there is no capacity estimate"
+	default:
+		c.NoCapacity = "no level is free of client limits, so there is no capacity estimate"
+	}
 }
 
 // opRow is the latency row of op, or of all operations when op is "": the

@@ -175,9 +175,10 @@ func TestOpenKneeAtDesignedCapacity(t *testing.T) {
 	if cv.FirstFail != 4 || cv.Points[cv.FirstFail].Level.Level != 100 || cv.LastPass != 3 {
 		t.Fatalf("first fail %d, last pass %d; want the 100 req/s level (4) and 80 (3)", cv.FirstFail, cv.LastPass)
 	}
-	// The capacity estimate is the saturated throughput, mu within noise.
-	if math.Abs(cv.MaxThroughput-130) > 3 {
-		t.Errorf("max throughput %v, want about 130", cv.MaxThroughput)
+	// The capacity estimate is the highest throughput that meets the SLO:
+	// the 80 req/s level's, all of it served.
+	if cv.MaxIndex != 3 || math.Abs(cv.MaxThroughput-80) > 3 {
+		t.Errorf("capacity %v at level %d, want about 80 at the 80 req/s level (3)", cv.MaxThroughput, cv.MaxIndex)
 	}
 	for i, p := range cv.Points {
 		wantSat := p.Level.Level > 130

@@ -90,7 +90,8 @@ func (a *Assessment) configure(set results.ESL) error {
 		OverProvisionedP99:  orDefault(r.OverProvisionedP99, d.OverProvisionedP99),
 	}
 	if r.TransientMCPT > 0 {
-		a.Rules.TransientMCPT = r.TransientMCPT.D()
+		// Set explicitly: kept, even where the runs are too short for it.
+		a.Rules.TransientMCPT, a.Rules.TransientFixed = r.TransientMCPT.D(), true
 	}
 	return nil
 }
@@ -161,6 +162,15 @@ func (a *Assessment) assessTreatment(t TreatmentInput) (Treatment, error) {
 			in = append(in, slp.Subject{Host: s.Host, Service: s.Service, Quality: s.Quality, Series: s.Series})
 		}
 	}
+	// Say when the runs' windows shortened the transient rule or are too
+	// short for it (one note per treatment: the spans are the runs').
+	var transient []string
+	for _, s := range in {
+		if ev, err := slp.TransientEvent(s.Series, a.Rules); err == nil && ev.Note != "" {
+			transient = appendNew(transient, treatmentPrefix(t.Name)+ev.Note)
+		}
+	}
+	a.Notes = append(a.Notes, transient...)
 	fs, err := slp.Recommend(in, a.Rules)
 	if err != nil {
 		return out, err

@@ -30,6 +30,9 @@ type Rules struct {
 	// at least TransientMCPT (MCPT), without persistent pressure.
 	TransientThreshold float64
 	TransientMCPT      time.Duration
+	// TransientFixed keeps TransientMCPT as given; otherwise it shortens
+	// to the runs' measured spans (TransientEvent).
+	TransientFixed bool
 	// Over-provisioned: the 99th percentile SLP of every quality of the
 	// service below OverProvisionedP99.
 	OverProvisionedP99 float64
@@ -38,7 +41,8 @@ type Rules struct {
 // DefaultRules: persistent when SLP > 70% at least half of the time (the
 // median exceeds 70%; seed 000 §5.2 provisioned more at mean SLP above 80%
 // and 75th percentile above 92%); transient when SLP > 95% for a minute in
-// a row; over-provisioned when p99 < 70% on every quality (seed 000 §5.2:
+// a row (or half a run's window, when runs are shorter: TransientEvent);
+// over-provisioned when p99 < 70% on every quality (seed 000 §5.2:
 // below 71%).
 func DefaultRules() Rules {
 	return Rules{PersistentThreshold: 70, PersistentTCPTPct: 50, TransientThreshold: 95, TransientMCPT: time.Minute, OverProvisionedP99: 70}
@@ -139,6 +143,10 @@ func Recommend(subjects []Subject, rules Rules) ([]Finding, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", where, err)
 		}
+		ev, err := TransientEvent(s.Series, r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		k := svcKey{s.Host, s.Service}
 		bySvc[k] = append(bySvc[k], eval{s, b, p, tr})
 		f := Finding{Host: s.Host, Service: s.Service, Quality: s.Quality, Mean: b.Mean, P99: b.P99,
@@ -148,10 +156,10 @@ func Recommend(subjects []Subject, rules Rules) ([]Finding, error) {
 			f.Class = ProvisionMore
 			f.Message = fmt.Sprintf("%s %s: provision more %s: SLP was above %g%% for %.1f%% of %s (TCPT); mean %.0f%%, p99 %.0f%%",
 				s.Host, s.Service, s.Quality, r.PersistentThreshold, p.TCPTPct, secs(b.Covered), b.Mean, b.P99)
-		case tr.MCPT >= r.TransientMCPT:
+		case ev.Fires:
 			f.Class = TransientSaturation
 			f.Message = fmt.Sprintf("%s %s: a transient event saturates %s: SLP stayed above %g%% for %s in a row (MCPT, %.1f%% of %s) but was above %g%% for only %.1f%% of the time",
-				s.Host, s.Service, s.Quality, r.TransientThreshold, secs(tr.MCPT), tr.MCPTPct, secs(b.Covered), r.PersistentThreshold, p.TCPTPct)
+				s.Host, s.Service, s.Quality, r.TransientThreshold, secs(ev.Longest), 100*ev.Longest.Seconds()/b.Covered.Seconds(), secs(b.Covered), r.PersistentThreshold, p.TCPTPct)
 		default:
 			continue
 		}

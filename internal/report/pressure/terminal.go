@@ -88,10 +88,9 @@ func RulesText(a *assess.Assessment) string {
 		policy = "each interval's mean op size"
 	}
 	return fmt.Sprintf("SLP(o) = Σ (o/s_j) f_j; critical thresholds %s; volume ESLs at %s. "+
-		"Provision more when SLP > %g%% for at least %g%% of the time (TCPT); a transient event when SLP > %g%% for %s in a row (MCPT) without that; "+
+		"Provision more when SLP > %g%% for at least %g%% of the time (TCPT); a transient event when %s (MCPT) without that; "+
 		"over-provisioned when p99 SLP < %g%% on every quality.",
-		percents(a.Thresholds), policy, a.Rules.PersistentThreshold, a.Rules.PersistentTCPTPct, a.Rules.TransientThreshold,
-		secs(a.Rules.TransientMCPT), a.Rules.OverProvisionedP99)
+		percents(a.Thresholds), policy, a.Rules.PersistentThreshold, a.Rules.PersistentTCPTPct, a.Rules.TransientText(), a.Rules.OverProvisionedP99)
 }
 
 func percents(xs []float64) string {

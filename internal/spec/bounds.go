@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"math"
+	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -57,11 +59,54 @@ func (c *checker) bounds(s *Spec) {
 		c.atMost("load.think_time", s.Load.ThinkTime, maxRequestWait)
 	}
 	c.workloadBounds(&s.Workload)
-	for i, d := range s.Monitor.Disks {
-		if d != "all" && (d == "" || strings.ContainsAny(d, "/ \t") || d == "." || d == "..") {
-			c.fail(fmt.Sprintf("monitor.disks[%d]", i), "%q is not a disk name; name a device as in /proc/diskstats (e.g. sda, nvme0n1), or use [all]", truncate(d, 40))
+	c.disks(s.Monitor.Disks)
+}
+
+// disks checks monitor.disks: "all" or names of this machine's disks, the
+// one its monitor samples (when /proc/diskstats can be read).
+func (c *checker) disks(names []string) {
+	present := diskNames()
+	for i, d := range names {
+		p := fmt.Sprintf("monitor.disks[%d]", i)
+		switch {
+		case d == "all":
+		case d == "" || strings.ContainsAny(d, "/ \t") || d == "." || d == "..":
+			c.fail(p, "%q is not a disk name; name a device as in /proc/diskstats (e.g. sda, nvme0n1), or use [all]", truncate(d, 40))
+		case present != nil && !slices.Contains(present, d):
+			c.fail(p, "%q is not a disk of this machine; name one of %s, or use [all]", truncate(d, 40), orList(wholeDisks(present)))
 		}
 	}
+}
+
+// diskNames lists the devices in /proc/diskstats, or nil when it cannot be
+// read.
+func diskNames() []string {
+	data, err := os.ReadFile("/proc/diskstats")
+	if err != nil {
+		return nil
+	}
+	var names []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) > 2 {
+			names = append(names, f[2])
+		}
+	}
+	return names
+}
+
+// wholeDisks leaves out of names the loop and RAM devices, which nobody
+// means, and keeps at most 10, for a message.
+func wholeDisks(names []string) []string {
+	var out []string
+	for _, n := range names {
+		if !strings.HasPrefix(n, "loop") && !strings.HasPrefix(n, "ram") && len(out) < 10 {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return names[:min(len(names), 10)]
+	}
+	return out
 }
 
 // atMost checks that a duration is not above its bound.
@@ -108,7 +153,7 @@ func (c *checker) rate(path string, v float64, s *Spec) bool {
 	measure := s.Phases.Measure.Duration
 	switch {
 	case v > load.MaxRate:
-		c.fail(path, "%g requests per second is more than the %d the load engine can pace; use at most %d (run several campaigns from several machines for more)", v, load.MaxRate, load.MaxRate)
+		c.fail(path, "%g requests per second is more than the %d the load engine can pace; use at most %d", v, load.MaxRate, load.MaxRate)
 		return false
 	case measure > 0 && v*measure.Seconds() < 1:
 		// With fewer than one expected arrival, the measured phase would

@@ -70,7 +70,7 @@ func TestBoundsIssueCases(t *testing.T) {
 	for src, want := range map[string]string{
 		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [100], max_in_flight: 1e9}\n":                "t.yaml:4: load.max_in_flight: 1000000000 request slots would need about",
 		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: closed, clients: [1e9]}\n":                                "t.yaml:4: load.clients[0]: 1000000000 clients would need about",
-		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [1e12]}\n":                                   "t.yaml:4: load.rates[0]: 1e+12 requests per second is more than the 100000 the load engine can pace",
+		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [1e12]}\n":                                   "t.yaml:4: load.rates[0]: 1e+12 requests per second is more than the 1000000 the load engine can pace",
 		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [1e-300]}\n":                                 "t.yaml:4: load.rates[0]: 1e-300 requests per second sends fewer than one request in the 1m measured phase; use at least 0.0167",
 		"name: t\ntarget: {type: fake}\nworkload: {ycsb: a, field_count: 100, field_length: 1e6}\nload: {model: open, rates: [1]}\n": "t.yaml:3: workload.field_length: field_count x field_length is 100 x 1000000",
 		"name: " + strings.Repeat("x", 5000) + "\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: [1]}\n":      "t.yaml:1: name: is 5000 characters long, more than the 100 allowed",

@@ -3,13 +3,24 @@ package spec
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
+// RunOnNull, when set (fuzz_run_test.go sets it), runs the first second of
+// an accepted spec's first run on the null target; it fails t when the
+// workload cannot be built or the run fails. It is a variable because the
+// null target imports this package, so only the external test package can
+// use it.
+var RunOnNull func(t *testing.T, s *Spec)
+
 // FuzzParse checks that no input makes Parse panic, that every failure is a
-// non-empty Errors with one single-line error per problem, each naming the
-// file, and that every accepted spec plans consistently.
+// non-empty Errors with at most 50 single-line errors and a count, each
+// naming the file, and that every accepted spec plans consistently and
+// runs: its first run's first second on the null target ends without a
+// crash. The hostile corpus (testdata/hostile) seeds it.
 func FuzzParse(f *testing.F) {
 	for _, seed := range []string{
 		fullSpec,
@@ -26,6 +37,12 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
+	hostile, _ := filepath.Glob("testdata/hostile/*.yaml")
+	for _, path := range hostile {
+		if data, err := os.ReadFile(path); err == nil {
+			f.Add(data)
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("f.yaml", data)
 		if err != nil {
@@ -33,8 +50,8 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("Parse returned both a spec and an error")
 			}
 			var es Errors
-			if !errors.As(err, &es) || len(es) == 0 {
-				t.Fatalf("error %T is not a non-empty Errors: %v", err, err)
+			if !errors.As(err, &es) || len(es) == 0 || len(es) > maxPrinted+1 {
+				t.Fatalf("error %T is not a non-empty Errors of at most %d: %v", err, maxPrinted+1, err)
 			}
 			for _, e := range es {
 				msg := e.Error()
@@ -78,6 +95,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if len(planned) != want {
 			t.Fatalf("blocks plan %d runs, the treatments %d", len(planned), want)
+		}
+		if RunOnNull != nil {
+			RunOnNull(t, s)
 		}
 	})
 }

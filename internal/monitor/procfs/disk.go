@@ -134,7 +134,7 @@ func newDiskSampler(root string, names []string, all bool) (*diskSampler, error)
 		n = strings.TrimPrefix(n, "/dev/")
 		if !isPresent[n] {
 			f.close()
-			return nil, fmt.Errorf("procfs: disk %q is not in /proc/diskstats (there: %s); name one of those or set AllDisks", n, listNames(present))
+			return nil, fmt.Errorf("procfs: disk %q is not in /proc/diskstats (there: %s); name one of those in monitor.disks, or use monitor.disks: [all]", n, listNames(present))
 		}
 		ds.addDisk(n)
 	}
@@ -276,7 +276,7 @@ func DiskForPath(root, path string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("procfs: cannot find the block device holding %s (device %d:%d is not a disk in /sys/dev/block); name the disk in Disks or set AllDisks", path, major, minor)
+	return "", fmt.Errorf("procfs: cannot find the block device holding %s (device %d:%d is not a disk in /sys/dev/block); name its disk in monitor.disks, or use monitor.disks: [all]", path, major, minor)
 }
 
 // diskFromSysDev maps "MAJ:MIN" to the whole disk's name via

@@ -96,7 +96,7 @@ func TestProfilingVariationOnLab(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"Findings", "Repeatable   (a) tau_se < 5.0 ms at", "Valid range  (c) inst-a = inst-b: measurements are"} {
+	for _, want := range []string{"Findings", "Repeatable   (a) tau_se < 5% of tau at", "Valid range  (c) inst-a = inst-b: measurements are"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the summary lacks %q:\n%s", want, out)
 		}

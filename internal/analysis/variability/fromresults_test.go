@@ -75,3 +75,19 @@ func TestFromResultsV1(t *testing.T) {
 		}
 	}
 }
+
+// The relative settings pass through as written; the generator's machine
+// comes from the campaign's host facts.
+func TestConfigOfRelativeAndGenerator(t *testing.T) {
+	v := results.Variability{Thresholds: "relative", RepeatPct: 3, CrossPct: 15, Alpha: 0.01}
+	cfg, _ := ConfigOf([]results.Treatment{{Name: "a", Analysis: results.Analysis{Variability: v}}}, map[string]bool{"a": true})
+	if cfg.Thresholds != Relative || cfg.RepeatPct != 3 || cfg.CrossPct != 15 || cfg.Alpha != 0.01 {
+		t.Errorf("relative settings %+v", cfg)
+	}
+	if g := generatorOf(`{"hostname":"box","cpus":8,"os":"linux"}`); g != (Generator{Host: "box", CPUs: 8}) {
+		t.Errorf("generator %+v", g)
+	}
+	if g := generatorOf("not json"); g != (Generator{}) {
+		t.Errorf("unreadable host facts: %+v, want none", g)
+	}
+}

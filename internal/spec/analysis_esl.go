@@ -7,6 +7,11 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
 )
 
+// maxOptionBNodes is the largest cluster option B may price, as
+// internal/analysis/cost.MaxNodes (this package does not import the cost
+// analysis).
+const maxOptionBNodes = 100000
+
 // ESLAnalysis is analysis.esl: how `headroom assess` and the report judge
 // service level pressure (seed-digest §4; docs/esl.md, "Settings"). Every
 // field is optional; zero values take the defaults below.
@@ -140,8 +145,8 @@ func (c *checker) eslAnalysis(_ *Spec, a *ESLAnalysis) {
 	if v := a.OptionA.IOPS; v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 		c.fail(p+".option_a.iops", "%v is not a number of IOPS; give a positive number, or leave it out for 6 x the current", v)
 	}
-	if a.OptionB.MaxNodes < 0 {
-		c.fail(p+".option_b.max_nodes", "must be 1 or more, got %d (leave it out for 100)", a.OptionB.MaxNodes)
+	if n := a.OptionB.MaxNodes; n < 0 || n > maxOptionBNodes {
+		c.fail(p+".option_b.max_nodes", "must be from 1 to %d, got %d (leave it out for 100)", maxOptionBNodes, n)
 	}
 	for i, pr := range a.Pairs {
 		at := fmt.Sprintf("%s.pairs[%d]", p, i)

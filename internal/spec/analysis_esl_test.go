@@ -58,7 +58,7 @@ func TestESLAnalysisErrors(t *testing.T) {
 		"analysis.esl.models[2]: db1/cpu already has a model in models[1]",
 		"analysis.esl.rules.persistent_tcpt_pct: 150 is out of range; give a percentage above 0 and at most 100",
 		"analysis.esl.option_a.iops: -1 is not a number of IOPS",
-		"analysis.esl.option_b.max_nodes: must be 1 or more, got -2",
+		"analysis.esl.option_b.max_nodes: must be from 1 to 100000, got -2",
 		`analysis.esl.pairs[0].provider: "vol-0a1b" is not a series; write HOST/RESOURCE`,
 		`analysis.esl.pairs[0].client: "db1/disk:xvdf@" is not a series; write HOST/RESOURCE@SOURCE with both parts`,
 	} {

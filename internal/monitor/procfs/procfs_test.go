@@ -396,6 +396,10 @@ func TestConfigErrors(t *testing.T) {
 			t.Errorf("error %q: want one sentence naming %s", msg, c.name)
 		}
 	}
+	// An unknown disk's fix names the spec field, not Config's AllDisks.
+	if _, err := New(Config{Disks: []string{"nosuchdisk9"}}); err == nil || !strings.Contains(err.Error(), "monitor.disks") || strings.Contains(err.Error(), "AllDisks") {
+		t.Errorf("unknown disk: %v, want a fix naming monitor.disks", err)
+	}
 }
 
 func TestWholeDisks(t *testing.T) {

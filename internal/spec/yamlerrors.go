@@ -14,7 +14,7 @@ import (
 // YAML; one of megabytes is generated and gone wrong, and its parse tree
 // alone would take hundreds of bytes per key. Long inputs belong in the
 // files a spec names (traces, SQL scripts), which are read as streams.
-const MaxSpecBytes = 4 << 20
+const MaxSpecBytes = 1 << 20
 
 // readSpecFile reads at most MaxSpecBytes+1 bytes of path, enough for Parse
 // to say that the file is too large without reading all of it.

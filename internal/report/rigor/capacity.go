@@ -69,14 +69,19 @@ func kneeText(tc capacity.TreatmentCurve) string {
 	return "no knee was found"
 }
 
-// capacityText is the measured capacity estimate.
+// capacityText is the curve's one capacity figure (capacity.Curve's
+// MaxThroughput), the one every $/req/s of the report divides by.
 func capacityText(tc capacity.TreatmentCurve) string {
 	c := tc.Curve
 	if c.MaxIndex < 0 {
-		return "no level is free of client limits, so there is no capacity estimate"
+		return c.NoCapacity
 	}
 	p := c.Points[c.MaxIndex]
-	return fmt.Sprintf("the highest throughput the client did not limit is %s ok/s at %s", format.Num(c.MaxThroughput), format.LoadText(tc.Curve.Model, p.Level.Level))
+	what := "the highest throughput the client did not limit"
+	if tc.Input.SLO != nil {
+		what = "the highest throughput that meets the SLO without client limits"
+	}
+	return fmt.Sprintf("%s is %s ok/s at %s", what, format.Num(c.MaxThroughput), format.LoadText(tc.Curve.Model, p.Level.Level))
 }
 
 // sloFinding is the SLO verdict of the curve; "" without an SLO.
@@ -133,7 +138,7 @@ func levelMarks(tc capacity.TreatmentCurve, i int) (string, string) {
 		mark = "pass"
 	}
 	if c.MaxIndex == i {
-		ms = append(ms, "highest throughput")
+		ms = append(ms, "capacity")
 	}
 	if c.FirstFail == i {
 		ms = append(ms, "first SLO failure")

@@ -138,7 +138,7 @@ func TestCapacitySectionKneesAndIntervals(t *testing.T) {
 	secs := all(t, st)
 	validates(t, secs)
 	sec := mustSection(t, secs, "capacity")
-	for _, want := range []string{"inst-a: the knee is at 200 req/s", "the highest throughput the client did not limit is 240 ok/s at 300 req/s",
+	for _, want := range []string{"inst-a: the knee is at 200 req/s", "the highest throughput that meets the SLO without client limits is 200 ok/s at 200 req/s",
 		"first fails at 300 req/s", "inst-b: no knee", "first fails at 200 req/s"} {
 		if !strings.Contains(sec.Summary, want) {
 			t.Errorf("summary lacks %q:\n%s", want, sec.Summary)
@@ -146,7 +146,7 @@ func TestCapacitySectionKneesAndIntervals(t *testing.T) {
 	}
 	tb := table(t, secs, "capacity-t1-table")
 	find := col(t, tb, "finding")
-	if len(tb.Rows) != 3 || tb.Rows[1][find].Text != "knee" || !strings.Contains(tb.Rows[2][find].Text, "first SLO failure") ||
+	if len(tb.Rows) != 3 || tb.Rows[1][find].Text != "knee, capacity" || !strings.Contains(tb.Rows[2][find].Text, "first SLO failure") ||
 		!strings.Contains(tb.Rows[2][find].Text, "saturated") {
 		t.Errorf("inst-a findings column: %q %q %q", tb.Rows[0][find].Text, tb.Rows[1][find].Text, tb.Rows[2][find].Text)
 	}
@@ -244,7 +244,7 @@ func TestFindingsOfATreatment(t *testing.T) {
 	for _, f := range fs {
 		got[f.Label] = f.Text
 	}
-	if !strings.Contains(got["Knee"], "200 req/s") || !strings.Contains(got["Capacity"], "240 ok/s") || !strings.Contains(got["SLO"], "first fails at 300 req/s") ||
+	if !strings.Contains(got["Knee"], "200 req/s") || !strings.Contains(got["Capacity"], "200 ok/s at 200 req/s") || !strings.Contains(got["SLO"], "first fails at 300 req/s") ||
 		!strings.Contains(got["Repeatable"], "tau_se < 5.0 ms at 2 of 3 levels; not at 300 req/s (11.6 ms)") ||
 		!strings.Contains(got["Valid range"], "inst-a = inst-b: measurements are repeatable up to θ = 25% / λ = 100 req/s") {
 		t.Errorf("findings %v", got)

@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+func importInput(t *testing.T, name, data string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func importedSamples(t *testing.T, db string) int {
+	t.Helper()
+	st, err := store.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ss, err := st.Samples(store.SampleFilter{RunID: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ss)
+}
+
+// An empty file said "cannot tell its format"; it says it is empty, with
+// or without --format.
+func TestImportEmptyFile(t *testing.T) {
+	empty := importInput(t, "empty.json", "")
+	db := filepath.Join(t.TempDir(), "new.db")
+	_, errOut, code := headroom(t, "import", empty, db)
+	if code == 0 || strings.TrimSpace(errOut) != "headroom: "+empty+" is empty: there is no data to import" {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	_, errOut, code = headroom(t, "import", "--format", "cloudwatch", empty, db)
+	if code == 0 || strings.TrimSpace(errOut) != "headroom: empty.json is empty: there is no data to import" {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+}
+
+// `import --run 99999` answered "FOREIGN KEY constraint failed (787)".
+func TestImportUnknownRun(t *testing.T) {
+	io := filepath.Join("..", "monitor", "importer", "testdata", "iostat.json")
+	db := filepath.Join(t.TempDir(), "new.db")
+	if out, errOut, code := headroom(t, "import", io, db); code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	_, errOut, code := headroom(t, "import", "--run", "99999", io, db)
+	if code != ExitUsage || strings.Contains(errOut, "FOREIGN KEY") ||
+		!strings.Contains(errOut, "--run 99999: "+db+" has no run with that ID (it holds no runs); leave out --run") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+
+	res := resultsPath(t, runQuiet(t, "testdata/null.yaml"))
+	_, errOut, code = headroom(t, "import", "--run", "99999", io, res)
+	if code != ExitUsage || !strings.Contains(errOut, "list its runs with `headroom export --table runs "+res+"`") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+}
+
+// The summary line named the first host only (it listed host/resource
+// pairs up to six); it names every host.
+func TestImportSummaryNamesEveryHost(t *testing.T) {
+	var hosts []string
+	for i := range 4 {
+		hosts = append(hosts, fmt.Sprintf(`{"nodename": "db%d", "statistics": [
+ {"timestamp": "2026-11-23T10:22:11+0000", "disk": []},
+ {"timestamp": "2026-11-23T10:22:12+0000", "avg-cpu": {"user": 10, "idle": 90},
+  "disk": [{"disk_device": "vda", "r/s": 1, "w/s": 2}, {"disk_device": "vdb", "r/s": 1, "w/s": 2}, {"disk_device": "vdc", "r/s": 1, "w/s": 2},
+   {"disk_device": "vdd", "r/s": 1, "w/s": 2}, {"disk_device": "vde", "r/s": 1, "w/s": 2}, {"disk_device": "vdf", "r/s": 1, "w/s": 2}]}]}`, i+1))
+	}
+	f := importInput(t, "hosts.json", `{"sysstat": {"hosts": [`+strings.Join(hosts, ",")+`]}}`)
+	out, errOut, code := headroom(t, "import", f, filepath.Join(t.TempDir(), "new.db"))
+	want := "samples of cpu, disk:vda, disk:vdb, disk:vdc, disk:vdd, disk:vde, 1 more on hosts db1, db2, db3, db4, "
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("exit %d\n%s%s\nwant %q", code, out, errOut, want)
+	}
+}
+
+// A file damaged at its end stores nothing (it used to be rejected only
+// after earlier parts were parsed, or accepted); one with a repeated
+// iostat report says which it kept.
+func TestImportDamagedFiles(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "new.db")
+	cut := importInput(t, "node.prom", "# headroom-scrape-time: 1795429370000\nnode_disk_reads_completed_total{device=\"vda\"} 1200\n"+
+		"# headroom-scrape-time: 1795429380000\nnode_disk_reads_completed_total{device=\"vda\"} 1300\n"+
+		"# headroom-scrape-time: 1795429390000\nnode_disk_reads_completed_total{device=\"vda\"} 1")
+	_, errOut, code := headroom(t, "import", cut, db)
+	if code == 0 || !strings.Contains(errOut, "node.prom:6: expected a newline after the last sample") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(db); err == nil {
+		if n := importedSamples(t, db); n != 0 {
+			t.Fatalf("a refused file stored %d samples", n)
+		}
+	}
+
+	cw := importInput(t, "cw.json", `{"Period": 60, "MetricDataResults": [{"Label": "vol-1 VolumeReadOps", "Stat": "Sum",
+ "Timestamps": ["2026-11-23T10:00:00Z", "0001-01-01T00:00:00Z"], "Values": [60, 120]}]}`)
+	_, errOut, code = headroom(t, "import", cw, db)
+	if code == 0 || !strings.Contains(errOut, `cw.json:1: MetricDataResults[0].Timestamps[1]: expected a time between 1970-01-01 and 2200-01-01, got "0001-01-01T00:00:00Z"`) {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+
+	rep := importInput(t, "io.json", `{"sysstat": {"hosts": [{"nodename": "h", "statistics": [
+ {"timestamp": "2026-11-23T10:22:11+0000"},
+ {"timestamp": "2026-11-23T10:22:12+0000", "avg-cpu": {"user": 10, "idle": 90}},
+ {"timestamp": "2026-11-23T10:22:12+0000", "avg-cpu": {"user": 30, "idle": 70}},
+ {"timestamp": "2026-11-23T10:22:13+0000", "avg-cpu": {"user": 40, "idle": 60}}]}]}}`)
+	out, errOut, code := headroom(t, "import", rep, db)
+	if code != 0 || !strings.Contains(errOut, "warning: io.json: sysstat.hosts[0].statistics[2].timestamp: report 2 has the same time as report 1") ||
+		!strings.Contains(out, "6 iostat samples of cpu on host h") {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	if n := importedSamples(t, db); n != 6 {
+		t.Fatalf("%d samples stored, want 6 (user, idle and util of two reports)", n)
+	}
+}
+
+// A valid 305 MB iostat file needed more than 6 GB (about 20 times the
+// file): the import streams it, so the process stays far below the file's
+// size whatever that size is.
+func TestImportLargeFileBoundedMemory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("imports a 24 MB file")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "big.json")
+	const size = 24 << 20
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString(`{"sysstat": {"hosts": [{"nodename": "big", "statistics": [`)
+	t0 := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	reports := 0
+	for written := 0; written < size; reports++ {
+		if reports > 0 {
+			w.WriteString(",")
+		}
+		n, _ := fmt.Fprintf(w, "\n{\"timestamp\": %q, \"avg-cpu\": {\"user\": 12.5, \"nice\": 0, \"system\": 4.25, \"iowait\": 3.1, \"steal\": 0, \"idle\": 80.15}, \"disk\": [",
+			t0.Add(time.Duration(reports)*time.Second).Format("2006-01-02T15:04:05-0700"))
+		written += n
+		for d := range 4 {
+			if d > 0 {
+				w.WriteString(",")
+			}
+			n, _ = fmt.Fprintf(w, "\n  {\"disk_device\": \"vd%c\", \"r/s\": 10.00, \"w/s\": 250.00, \"d/s\": 0.00, \"rkB/s\": 400.00, \"wkB/s\": 16000.00, \"rrqm/s\": 0.00, \"wrqm/s\": 1.00, \"r_await\": 0.50, \"w_await\": 1.20, \"rareq-sz\": 4.00, \"wareq-sz\": 64.00, \"aqu-sz\": 0.35, \"util\": 41.20}", 'a'+d)
+			written += n
+		}
+		w.WriteString("]}")
+	}
+	w.WriteString("]}]}}\n")
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+
+	// The peak resident size of an import of a 2 KB file is the
+	// baseline; the 24 MB file may add little to it.
+	small := filepath.Join("..", "monitor", "importer", "testdata", "iostat.json")
+	base, _ := importRSS(t, small, filepath.Join(dir, "small.db"))
+	rss, out := importRSS(t, path, filepath.Join(dir, "big.db"))
+	want := (reports - 1) * (6 + 4*8)
+	if !strings.Contains(out, fmt.Sprintf("%d iostat samples", want)) {
+		t.Fatalf("output %q, want %d samples", out, want)
+	}
+	t.Logf("%d reports: peak RSS %.0f MiB for a %d MiB file, %.0f MiB for 2 KB", reports, float64(rss)/(1<<20), size>>20, float64(base)/(1<<20))
+	if limit := int64(16 << 20); rss-base > limit {
+		t.Fatalf("peak RSS %.0f MiB importing a %d MiB file, %.0f MiB for a 2 KB one; want at most %d MiB more",
+			float64(rss)/(1<<20), size>>20, float64(base)/(1<<20), limit>>20)
+	}
+}
+
+// importRSS imports file into db and returns the peak resident size of
+// the process in bytes, and its output.
+func importRSS(t *testing.T, file, db string) (int64, string) {
+	t.Helper()
+	cmd := exec.Command(binary, "import", file, db)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, string(out) // KiB on Linux
+}

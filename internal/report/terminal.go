@@ -152,7 +152,7 @@ func writeVerdicts(w io.Writer, s levels.Summary, inProcess bool) {
 		fmt.Fprintln(w, "Client  was not the limit in any run")
 	} else {
 		if inProcess {
-			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: the target runs inside the client process, so they compete for the same CPU and the schedule slipped\n", limited, format.LoadText(s.Model, first))
+			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: the target runs inside the client process, and the engine's own share of its CPU was what limited the load\n", limited, format.LoadText(s.Model, first))
 		} else {
 			fmt.Fprintf(w, "Client  was the limit in %d run(s), from %s on: those levels measure the load generator, not the target\n", limited, format.LoadText(s.Model, first))
 		}

@@ -294,6 +294,15 @@ func hostRows(raw json.RawMessage) [][]Cell {
 	return rows
 }
 
+// cpuTitle names the runs table's CPU column: an in-process target's CPU is
+// part of the client process's.
+func cpuTitle(set setting) string {
+	if set.inProcess {
+		return "client process CPU, engine + in-process target (% of a core)"
+	}
+	return "client CPU (% of a core)"
+}
+
 func runsSection(runs []store.Run, set setting) Section {
 	sec := Section{ID: "runs", Title: "Runs"}
 	count := map[string]int{}
@@ -329,7 +338,7 @@ func runsSection(runs []store.Run, set setting) Section {
 	}
 	cols = append(cols, Column{Title: "status"}, Column{Title: "measured (s)", Unit: "s"}, Column{Title: "sent"}, Column{Title: "ok"},
 		Column{Title: "errors"}, Column{Title: "late"}, Column{Title: "dropped"}, Column{Title: "throughput (ok/s)", Unit: "ok/s"},
-		Column{Title: "client CPU (% of a core)", Unit: "% of one core"}, Column{Title: "note"})
+		Column{Title: cpuTitle(set), Unit: "% of one core"}, Column{Title: "note"})
 	var rows [][]Cell
 	for _, r := range runs {
 		s := r.Summary

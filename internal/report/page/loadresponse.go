@@ -74,10 +74,12 @@ func verdicts(sum levels.Summary, set setting) string {
 		}
 	}
 	switch {
+	case limited == 0 && set.inProcess:
+		b.WriteString("The client was not the limit in any run: the target runs inside the client process, and the engine's own share of its CPU stayed small, so CPU saturation and late sends are the target's (their delay is in the latency).")
 	case limited == 0:
 		b.WriteString("The client was not the limit in any run.")
 	case set.inProcess:
-		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: the target runs inside the client process, so they compete for the same CPU.", format.Plural(limited, "run"), format.LoadText(set.model, first))
+		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: the target runs inside the client process, and the engine's own share of its CPU was what limited the load.", format.Plural(limited, "run"), format.LoadText(set.model, first))
 	default:
 		fmt.Fprintf(&b, "The client was the limit in %s, from %s on: those levels measure the load generator, not the target.", format.Plural(limited, "run"), format.LoadText(set.model, first))
 	}

@@ -18,13 +18,16 @@
 // the interval and Period its length (the tool's interval, CloudWatch's
 // period or the time between two scrapes). Rates are per second.
 //
-// Parse never panics: malformed input yields an error of type *Error that
-// names the file, the line (or the JSON path) and what was expected.
+// Read streams a file of any size to a sink in bounded memory; Parse is
+// Read into a slice, sorted by time. Neither panics: malformed input
+// yields an error of type *Error that names the file, the line (or the
+// JSON path) and what was expected. Times outside 1970..2200 and negative
+// values are refused; repairs (an iostat report repeated at one time) are
+// said in Summary.Warnings.
 package importer
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -216,21 +219,6 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
-}
-
-// medianDuration returns the median of positive ds, or 0.
-func medianDuration(ds []time.Duration) time.Duration {
-	var pos []time.Duration
-	for _, d := range ds {
-		if d > 0 {
-			pos = append(pos, d)
-		}
-	}
-	if len(pos) == 0 {
-		return 0
-	}
-	slices.SortFunc(pos, cmp.Compare)
-	return pos[len(pos)/2]
 }
 
 // secondsToDuration converts seconds to a Duration, rejecting values that

@@ -175,12 +175,11 @@ func (o Options) firstReport() int {
 // is followed until the end and the first that never went backwards is
 // used for the whole host.
 type iostatScan struct {
-	cands         []*layoutCand
-	local         int // timestamps in a locale's format (not ISO)
-	withTS        int
-	firstWithout  int
-	withoutTS     int
-	firstWithPath string
+	cands        []*layoutCand
+	local        int // timestamps in a locale's format (not ISO)
+	withTS       int
+	firstWithout int
+	withoutTS    int
 }
 
 type layoutCand struct {

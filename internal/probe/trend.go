@@ -26,7 +26,8 @@ import (
 //     seconds are not exchangeable: each window starts from an empty
 //     queue and fills it, and at utilisation 0.9-0.97 that warm-up can
 //     take most of a 10 s window. On a simulated single-server queue
-//     (sim_test.go, 200 windows per point) a level of 0.01 flagged 3% of
+//     (queueServer, 200 windows per point; TestUnstableRuleOnSimulatedQueue
+//     checks the 0.001 figures) a level of 0.01 flagged 3% of
 //     windows at utilisation 0.9 and 7-14% at 0.95-0.97; 0.001 flags at
 //     most 2% up to 0.95, and still 75-100% of windows 1-2% over capacity
 //     on a server of 5000 req/s. A window needs enough seconds with a

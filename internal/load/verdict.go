@@ -182,7 +182,11 @@ func Verdict(r Result, cfg Config) (bool, string) {
 	case beyond > tolerated:
 		return true, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself, more than the %s%% a p%s tolerates: the client's delay could set that percentile (%s)", 100*beyond, x, fmtNum(100-p), fmtNum(p), cpuText)
 	case 2*m.LateWake >= m.Late+m.Dropped:
-		return false, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself, %.2f%% by more than %v, within the %s%% a p%s tolerates (%s); the level is kept and their latency includes the delay", 100*wake, cfg.LateAfter, 100*beyond, x, fmtNum(100-p), fmtNum(p), cpuText)
+		by := ""
+		if x > cfg.LateAfter {
+			by = fmt.Sprintf(", %.2f%% by more than %v (a tenth of the p%s)", 100*beyond, x, fmtNum(p))
+		}
+		return false, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself%s, within the %s%% a p%s tolerates (%s); the level is kept and their latency includes the delay", 100*wake, cfg.LateAfter, by, fmtNum(100-p), fmtNum(p), cpuText)
 	}
 	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it); %.2f%% were sent late by the client itself", 100*behind, cfg.MaxInFlight, 100*wake)
 }

@@ -43,28 +43,41 @@ RESULTS is a results directory, a results database, or the path of a new
 			if format != "" && !validFormat(format) {
 				return &exitError{ExitUsage, fmt.Sprintf("--format %q is not supported; use one of %s", format, formatList())}
 			}
+			_, statErr := os.Stat(dest)
 			st, err := openOrCreateForImport(dest)
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			if runID != 0 {
-				if err := checkImportRun(st, dest, runID); err != nil {
-					return err
+			stored, err := importFiles(c, st, files, importer.Format(format), host, runID, dest)
+			st.Close()
+			if err != nil && statErr != nil && stored == 0 {
+				// A new file that received nothing is not left behind.
+				for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+					os.Remove(dest + suffix)
 				}
 			}
-			for _, f := range files {
-				if err := importFile(c, st, f, importer.Format(format), host, runID); err != nil {
-					return err
-				}
-			}
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "", "input format: "+formatList()+" (default: detected)")
 	cmd.Flags().StringVar(&host, "host", "", "host name for the samples (default: from the data)")
 	cmd.Flags().Int64Var(&runID, "run", 0, "tie the samples to this run ID (default: the campaign)")
 	return cmd
+}
+
+// importFiles imports each file in turn and returns how many it stored.
+func importFiles(c *cobra.Command, st *store.Store, files []string, fm importer.Format, host string, runID int64, dest string) (int, error) {
+	if runID != 0 {
+		if err := checkImportRun(st, dest, runID); err != nil {
+			return 0, err
+		}
+	}
+	for i, f := range files {
+		if err := importFile(c, st, f, fm, host, runID); err != nil {
+			return i, err
+		}
+	}
+	return len(files), nil
 }
 
 // importFile streams one file into the store in one transaction: a file

@@ -23,14 +23,14 @@ func importInput(t *testing.T, name, data string) string {
 	return p
 }
 
-func importedSamples(t *testing.T, db string) int {
+func importedSamples(t *testing.T, db, resource string) int {
 	t.Helper()
 	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	ss, err := st.Samples(store.SampleFilter{RunID: -1})
+	ss, err := st.Samples(store.SampleFilter{RunID: -1, Resource: resource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,17 +103,23 @@ func TestImportDamagedFiles(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "node.prom:6: expected a newline after the last sample") {
 		t.Fatalf("exit %d, %q", code, errOut)
 	}
-	if _, err := os.Stat(db); err == nil {
-		if n := importedSamples(t, db); n != 0 {
-			t.Fatalf("a refused file stored %d samples", n)
-		}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("a refused file into a new database left %s behind (%v)", db, err)
 	}
 
 	cw := importInput(t, "cw.json", `{"Period": 60, "MetricDataResults": [{"Label": "vol-1 VolumeReadOps", "Stat": "Sum",
  "Timestamps": ["2026-11-23T10:00:00Z", "0001-01-01T00:00:00Z"], "Values": [60, 120]}]}`)
-	_, errOut, code = headroom(t, "import", cw, db)
+	// The good file before it is stored, the bad one not at all.
+	_, errOut, code = headroom(t, "import", filepath.Join("..", "monitor", "importer", "testdata", "cloudwatch.json"), cw, db)
 	if code == 0 || !strings.Contains(errOut, `cw.json:1: MetricDataResults[0].Timestamps[1]: expected a time between 1970-01-01 and 2200-01-01, got "0001-01-01T00:00:00Z"`) {
 		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	if n := importedSamples(t, db, "volume:vol-1"); n != 0 {
+		t.Fatalf("a refused file stored %d samples", n)
+	}
+	before := importedSamples(t, db, "")
+	if before == 0 {
+		t.Fatal("the good file before the refused one stored nothing")
 	}
 
 	rep := importInput(t, "io.json", `{"sysstat": {"hosts": [{"nodename": "h", "statistics": [
@@ -126,7 +132,7 @@ func TestImportDamagedFiles(t *testing.T) {
 		!strings.Contains(out, "6 iostat samples of cpu on host h") {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	if n := importedSamples(t, db); n != 6 {
+	if n := importedSamples(t, db, "") - before; n != 6 {
 		t.Fatalf("%d samples stored, want 6 (user, idle and util of two reports)", n)
 	}
 }

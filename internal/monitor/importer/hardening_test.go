@@ -197,6 +197,7 @@ func TestWrongShapeDoesNotNameTheSameFormat(t *testing.T) {
 	wantErr(t, FormatCloudWatch, "null", cwNull, `null:1: MetricDataResults: expected "MetricDataResults", the list of results (a JSON array), got null`)
 	wantErr(t, FormatCloudWatch, "nested", cwNested, `nested:1: expected aws cloudwatch get-metric-data JSON (a "MetricDataResults" array), got JSON of another shape (an object without a top-level "MetricDataResults" key)`)
 	wantErr(t, FormatIostat, "io.json", `{"data": {"sysstat": {}}}`, `without a top-level "sysstat" key`)
+	wantErr(t, FormatPrometheus, "n.prom", "# HELP node_load1 Load.\n# TYPE node_load1 gauge\n", `n.prom:1: expected Prometheus text exposition (lines "name{labels} value"), got comments and markers only, no sample`)
 }
 
 // Every host is kept, including one named after its reports, and the

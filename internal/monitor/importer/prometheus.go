@@ -110,7 +110,11 @@ func (pr *promReader) read(p *pass) error {
 		}
 	}
 	if st.cur == nil || st.cur.samples == 0 && st.done == 0 {
-		return p.fail(1, "", "expected %s, got %s", promWant, describe(p.head))
+		got := describe(p.head)
+		if f, ok := Detect(p.head); ok && f == FormatPrometheus {
+			got = "comments and markers only, no sample"
+		}
+		return p.fail(1, "", "expected %s, got %s", promWant, got)
 	}
 	if st.cur.samples > 0 {
 		if err := st.finish(true); err != nil {

@@ -46,6 +46,14 @@ func (d *decoder) levels(n *yaml.Node, path string, v reflect.Value) {
 			}
 		}
 	case yaml.MappingNode:
+		if isSweep(n) { // sweep.go
+			sw, vals, ok := d.sweep(n, path)
+			if !ok {
+				return
+			}
+			lv.Values, lv.Sweep = vals, sw
+			break
+		}
 		vals, ok := d.levelRange(n, path)
 		if !ok {
 			return

@@ -153,7 +153,8 @@ type Load struct {
 // (inclusive of "to" when it falls on a step).
 type Levels struct {
 	Values []float64
-	Line   int // for errors
+	Line   int    // for errors
+	Sweep  *Sweep // {from, step, until: saturated}: Values are the levels up to its cap (sweep.go)
 }
 
 // Phases are the parts of one campaign and run.

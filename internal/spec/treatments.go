@@ -79,6 +79,7 @@ func parseVariants(file string, root, base, tnode, fnode *yaml.Node, s *Spec) Er
 			errs = append(errs, &Error{File: file, Line: line, Path: "treatments", Msg: err.Error()})
 		}
 	}
+	errs = append(errs, checkSweepBlocks(file, root, s)...) // sweep.go
 	return append(errs, checkTreatmentOrder(file, root, s, len(ts) == 0 && len(errs) == 0)...)
 }
 

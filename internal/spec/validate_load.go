@@ -43,6 +43,7 @@ func (c *checker) load(s *Spec) {
 	default:
 		c.oneOf("load.model", l.Model, "open", "closed")
 	}
+	c.checkSweep(s) // sweep.go
 	c.notNegative("load.dead_after", l.DeadAfter)
 	if l.Timeout.Duration < time.Millisecond {
 		c.fail("load.timeout", "must be at least 1ms, got %v", l.Timeout.Duration)

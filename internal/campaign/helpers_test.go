@@ -3,6 +3,7 @@ package campaign
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"testing"
 
@@ -97,13 +98,13 @@ func populatedTreatments(t *testing.T, st *store.Store) []string {
 }
 
 // resumeFindsNothingToDo resumes the finished campaign out, whose store is
-// st: it must count all n runs completed and add no run and no event (it
-// opens no target).
+// st: it must say there is nothing to resume, count all n runs completed,
+// and add no run and no event (it opens no target).
 func resumeFindsNothingToDo(t *testing.T, out Outcome, st *store.Store, n int) {
 	t.Helper()
 	evs, _ := st.Events(-1)
 	again, err := Resume(context.Background(), out.Dir, Options{})
-	if err != nil || again.Completed != n || again.Runs != n {
+	if !errors.Is(err, ErrNothingToResume) || again.Completed != n || again.Runs != n {
 		t.Errorf("resume: %+v %v", again, err)
 	}
 	if runs, _ := st.Runs(); len(runs) != n {

@@ -206,18 +206,9 @@ func (c *cgroups) setMemory(rel string, bytes int64) error {
 	return writeFile(filepath.Join(c.dir("memory", rel), "memory.limit_in_bytes"), strconv.FormatInt(bytes, 10))
 }
 
-// ioLimit is a volume's block-I/O limit on one device; 0 = unlimited.
-type ioLimit struct {
-	Dev         string // "major:minor" of the whole disk
-	IOPS        float64
-	BytesPerSec float64
-}
-
-// setIO limits cgroup rel's reads and writes on the device, each to
-// IOPS operations and BytesPerSec bytes per second. Both cgroup versions
-// limit reads and writes separately, not their sum.
-func (c *cgroups) setIO(rel string, l ioLimit) error {
-	iops, bps := uint64(l.IOPS), uint64(l.BytesPerSec)
+// setIO writes cgroup rel's per-direction block-I/O limits on the device
+// (iobudget.go splits a volume's budgets into them).
+func (c *cgroups) setIO(rel string, l dirLimits) error {
 	if c.v2 {
 		v := func(x uint64) string {
 			if x == 0 {
@@ -225,16 +216,19 @@ func (c *cgroups) setIO(rel string, l ioLimit) error {
 			}
 			return strconv.FormatUint(x, 10)
 		}
-		line := fmt.Sprintf("%s riops=%s wiops=%s rbps=%s wbps=%s", l.Dev, v(iops), v(iops), v(bps), v(bps))
+		line := fmt.Sprintf("%s riops=%s wiops=%s rbps=%s wbps=%s", l.Dev, v(l.IOPS[0]), v(l.IOPS[1]), v(l.BPS[0]), v(l.BPS[1]))
 		return writeFile(filepath.Join(c.dir("", rel), "io.max"), line)
 	}
 	d := c.dir("blkio", rel)
-	for file, val := range map[string]uint64{
-		"blkio.throttle.read_iops_device": iops, "blkio.throttle.write_iops_device": iops,
-		"blkio.throttle.read_bps_device": bps, "blkio.throttle.write_bps_device": bps,
+	for _, f := range []struct {
+		file string
+		val  uint64
+	}{
+		{"blkio.throttle.read_iops_device", l.IOPS[0]}, {"blkio.throttle.write_iops_device", l.IOPS[1]},
+		{"blkio.throttle.read_bps_device", l.BPS[0]}, {"blkio.throttle.write_bps_device", l.BPS[1]},
 	} {
 		// Writing 0 removes the device's rule (no limit).
-		if err := writeFile(filepath.Join(d, file), fmt.Sprintf("%s %d", l.Dev, val)); err != nil {
+		if err := writeFile(filepath.Join(d, f.file), fmt.Sprintf("%s %d", l.Dev, f.val)); err != nil {
 			return err
 		}
 	}

@@ -171,7 +171,7 @@ func TestCgroupV2Files(t *testing.T) {
 	must(cg.create(rel))
 	must(cg.setCPU(rel, 0.5))
 	must(cg.setMemory(rel, 256<<20))
-	must(cg.setIO(rel, ioLimit{Dev: "254:0", IOPS: 300, BytesPerSec: 0}))
+	must(cg.setIO(rel, dirLimits{Dev: "254:0", IOPS: [2]uint64{200, 100}, BPS: [2]uint64{0, 1 << 20}}))
 	read := func(f string) string {
 		b, err := os.ReadFile(filepath.Join(unified, f))
 		must(err)
@@ -182,7 +182,7 @@ func TestCgroupV2Files(t *testing.T) {
 		"headroom-lab/l/cgroup.subtree_control": "+cpu +memory +io",
 		"headroom-lab/l/h/cpu.max":              "50000 100000",
 		"headroom-lab/l/h/memory.max":           "268435456",
-		"headroom-lab/l/h/io.max":               "254:0 riops=300 wiops=300 rbps=max wbps=max",
+		"headroom-lab/l/h/io.max":               "254:0 riops=200 wiops=100 rbps=max wbps=1048576",
 	} {
 		if got := read(f); got != want {
 			t.Errorf("%s = %q, want %q", f, got, want)

@@ -117,10 +117,12 @@ func (l *Lab) SetVolume(host string, iops, mibps float64) error {
 		if mibps > 0 {
 			next.MiBps = mibps
 		}
-		if err := l.cg.setIO(h.Cgroup, ioLimit{Dev: h.Device, IOPS: next.IOPS, BytesPerSec: next.MiBps * (1 << 20)}); err != nil {
+		prev := h.Now
+		h.Now = next
+		if err := l.setBudget(h); err != nil {
+			h.Now = prev
 			return err
 		}
-		h.Now = next
 		return nil
 	})
 }
@@ -243,10 +245,12 @@ func (l *Lab) ResetFaults() error {
 		}
 		if h.Device != "" && (h.Now.IOPS != def.IOPS || h.Now.MiBps != def.MiBps) {
 			errs = append(errs, l.update(h.Name, func(x *HostState) error {
-				if err := l.cg.setIO(x.Cgroup, ioLimit{Dev: x.Device, IOPS: def.IOPS, BytesPerSec: def.MiBps * (1 << 20)}); err != nil {
+				prev := x.Now
+				x.Now.IOPS, x.Now.MiBps = def.IOPS, def.MiBps
+				if err := l.setBudget(x); err != nil {
+					x.Now = prev
 					return err
 				}
-				x.Now.IOPS, x.Now.MiBps = def.IOPS, def.MiBps
 				return nil
 			}))
 		}

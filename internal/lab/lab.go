@@ -86,6 +86,7 @@ type Lab struct {
 	state State
 	cg    *cgroups
 	owned bool // brought up by this process (and so taken down by it unless kept)
+	gov   governor
 }
 
 // Options tune Up.
@@ -150,6 +151,7 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 			if err := l.ResetFaults(); err != nil {
 				return nil, err
 			}
+			l.startGovernor()
 			return l, nil
 		}
 		return nil, fmt.Errorf("a lab named %s is up with other hosts; take it down first (headroom lab down %s) or give this one another lab.name", name, name)
@@ -207,6 +209,7 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	if err := writeState(&l.state); err != nil {
 		return nil, err
 	}
+	l.startGovernor()
 	return l, nil
 }
 
@@ -280,7 +283,7 @@ func (l *Lab) createHost(h *HostState, bits int) error {
 			return err
 		}
 		h.Device = dev
-		if err := l.cg.setIO(h.Cgroup, ioLimit{Dev: dev, IOPS: h.Now.IOPS, BytesPerSec: h.Now.MiBps * (1 << 20)}); err != nil {
+		if err := l.setBudget(h); err != nil {
 			return err
 		}
 	}
@@ -386,6 +389,7 @@ func DownAll() error {
 // Close takes the lab down if this process brought it up and keep is
 // false; otherwise it only undoes the faults this process left in place.
 func (l *Lab) Close(keep bool) error {
+	l.stopGovernor()
 	if l.owned && !keep {
 		return Down(l.state.Name)
 	}

@@ -12,12 +12,14 @@ import (
 // second per direction = Mbit/s x 10^6 / 8; the monitor's byte counters
 // and the link's shaper both count Ethernet frames), and its first
 // volume's provisioned IOPS and bandwidth the capacities of its
-// "volume:NAME", per direction, because the lab limits reads and writes
-// separately. A limit of 0 (unlimited) gives no capacity. CPU needs none:
+// "volume:NAME": one budget each for reads and writes together, the IOPS
+// in normalized operations of 256 KiB, as the lab enforces them
+// (internal/lab, iobudget.go) and the pressure analysis judges them. A
+// limit of 0 (unlimited) gives no capacity. CPU needs none:
 // a lab host's "cpu" util_pct is already a share of the vCPU quota in
 // force when it was sampled (the lab's monitor divides by it).
 func HostCapacities(hosts []results.HostLimits) Capacities {
-	caps := Capacities{Link: map[string]float64{}, IOPSPerDirection: map[string]float64{}, BandwidthPerDirection: map[string]float64{}}
+	caps := Capacities{Link: map[string]float64{}, NormalizedIOPS: map[string]float64{}, Bandwidth: map[string]float64{}}
 	for _, h := range hosts {
 		if h.Host == "" {
 			continue
@@ -28,10 +30,10 @@ func HostCapacities(hosts []results.HostLimits) Capacities {
 		if v, ok := h.Volume(""); ok {
 			id := ResourceID(h.Host, "volume:"+v.Name)
 			if v.IOPS > 0 {
-				caps.IOPSPerDirection[id] = v.IOPS
+				caps.NormalizedIOPS[id] = v.IOPS
 			}
 			if v.MiBps > 0 {
-				caps.BandwidthPerDirection[id] = v.MiBps * (1 << 20)
+				caps.Bandwidth[id] = v.MiBps * (1 << 20)
 			}
 		}
 	}

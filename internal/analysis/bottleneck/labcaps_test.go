@@ -24,41 +24,53 @@ func TestHostCapacities(t *testing.T) {
 		t.Fatalf("links %v", caps.Link)
 	}
 	// The first volume only (the lab throttles it); db2's is unthrottled.
-	if caps.IOPSPerDirection["db1/volume:data"] != 200 || len(caps.IOPSPerDirection) != 1 {
-		t.Fatalf("IOPS %v", caps.IOPSPerDirection)
+	// One budget for reads and writes together, IOPS normalized.
+	if caps.NormalizedIOPS["db1/volume:data"] != 200 || len(caps.NormalizedIOPS) != 1 {
+		t.Fatalf("IOPS %v", caps.NormalizedIOPS)
 	}
-	if caps.BandwidthPerDirection["db1/volume:data"] != 62.5*(1<<20) || len(caps.BandwidthPerDirection) != 1 {
-		t.Fatalf("bandwidth %v", caps.BandwidthPerDirection)
+	if caps.Bandwidth["db1/volume:data"] != 62.5*(1<<20) || len(caps.Bandwidth) != 1 {
+		t.Fatalf("bandwidth %v", caps.Bandwidth)
 	}
 }
 
-// The lab limits reads and writes separately: 150 reads/s and 150
-// writes/s on a 200-IOPS volume use 75% of it, not 150%; against a summed
-// limit (a provider's) the same samples are 150%.
-func TestPerDirectionUtilisation(t *testing.T) {
+// A lab volume's IOPS are one budget for reads and writes in normalized
+// operations of 256 KiB (seed 000 §4.1), the quantity the pressure analysis
+// judges: 60 reads/s and 40 writes/s of 4 KiB on a 200-IOPS volume use
+// 50%; 30 reads/s of 1 MiB (4 normalized each) and 20 writes/s of 512 KiB
+// (2 each, mean size 819.2 KiB -> 4 each) use 100 x 50 x 4 / 200 = 100%.
+func TestNormalizedSharedUtilisation(t *testing.T) {
 	var ss []monitor.Sample
-	for i := range 3 {
-		at := t0.Add(time.Duration(i) * time.Second)
-		for _, m := range []string{monitor.DiskReadOps, monitor.DiskWriteOps} {
-			ss = append(ss, monitor.Sample{Host: "db1", Resource: "volume:data", Metric: m, Start: at, Period: time.Second, Value: 150})
+	add := func(at time.Time, rd, wr, rdKiB, wrKiB float64) {
+		for _, m := range []struct {
+			metric string
+			v      float64
+		}{{monitor.DiskReadOps, rd}, {monitor.DiskWriteOps, wr}, {monitor.DiskReadBytes, rd * rdKiB * 1024}, {monitor.DiskWriteBytes, wr * wrKiB * 1024}} {
+			ss = append(ss, monitor.Sample{Host: "db1", Resource: "volume:data", Metric: m.metric, Start: at, Period: time.Second, Value: m.v})
 		}
 		ss = append(ss, monitor.Sample{Host: "vm", Resource: "cpu", Metric: monitor.CPUUtilPct, Start: at, Period: time.Second, Value: 99})
 	}
-	series, _, err := FromSamples(ss, Capacities{IOPSPerDirection: map[string]float64{"db1/volume:data": 200}}, Config{})
-	if err != nil || len(series) != 2 || series[0].Resource != "db1/volume:data#iops" || series[0].Points[0].Util != 75 {
-		t.Fatalf("per direction: %+v %v", series, err)
+	add(t0, 60, 40, 4, 4)
+	add(t0.Add(time.Second), 30, 20, 1024, 512)
+	add(t0.Add(2*time.Second), 0, 0, 0, 0)
+	series, _, err := FromSamples(ss, Capacities{NormalizedIOPS: map[string]float64{"db1/volume:data": 200}}, Config{})
+	if err != nil || len(series) != 2 || series[0].Resource != "db1/volume:data#iops" {
+		t.Fatalf("normalized: %+v %v", series, err)
 	}
-	series, _, err = FromSamples(ss, Capacities{IOPS: map[string]float64{"db1/volume:data": 200}}, Config{})
-	if err != nil || series[0].Points[0].Util != 150 {
-		t.Fatalf("summed: %+v %v", series, err)
+	var got []float64
+	for _, p := range series[0].Points {
+		got = append(got, p.Util)
+	}
+	if len(got) != 3 || math.Abs(got[0]-50) > 1e-9 || math.Abs(got[1]-100) > 1e-9 || got[2] != 0 {
+		t.Fatalf("utilisations %v, want [50 100 0]", got)
 	}
 	// Hosts keeps only the named hosts' resources.
-	series, _, err = FromSamples(ss, Capacities{IOPSPerDirection: map[string]float64{"db1/volume:data": 200}}, Config{Hosts: []string{"db1"}})
+	series, _, err = FromSamples(ss, Capacities{NormalizedIOPS: map[string]float64{"db1/volume:data": 200}}, Config{Hosts: []string{"db1"}})
 	if err != nil || len(series) != 1 || series[0].Resource != "db1/volume:data#iops" {
 		t.Fatalf("hosts filter: %+v %v", series, err)
 	}
 	res, err := Classify(series, Window{}, Config{Hosts: []string{"db1"}})
-	if err != nil || len(res.Bottlenecks) != 0 || math.Abs(res.Resources[0].Mean-75) > 1e-9 {
+	// The 1 MiB second is saturated (100% > 95%): one of three intervals.
+	if err != nil || len(res.Bottlenecks) != 1 || math.Abs(res.Resources[0].F-1.0/3) > 1e-9 || math.Abs(res.Resources[0].Mean-50) > 1e-9 {
 		t.Fatalf("classification %+v %v", res, err)
 	}
 }
@@ -69,8 +81,8 @@ func TestPerDirectionUtilisation(t *testing.T) {
 // limit (unthrottled), its utilisation is unknown and left out.
 func TestFromSamplesOverSchedule(t *testing.T) {
 	sched := CapacitySchedule{
-		{From: t0, Caps: Capacities{IOPSPerDirection: map[string]float64{"db1/volume:data": 200}}},
-		{From: t0.Add(1500 * time.Millisecond), Caps: Capacities{IOPSPerDirection: map[string]float64{"db1/volume:data": 400}}},
+		{From: t0, Caps: Capacities{NormalizedIOPS: map[string]float64{"db1/volume:data": 200}}},
+		{From: t0.Add(1500 * time.Millisecond), Caps: Capacities{NormalizedIOPS: map[string]float64{"db1/volume:data": 400}}},
 		{From: t0.Add(3 * time.Second), Caps: Capacities{}},
 	}
 	var ss []monitor.Sample
@@ -163,20 +175,22 @@ func TestLimitChangeMidRun(t *testing.T) {
 	if vol == nil {
 		t.Fatalf("no volume utilisation in %+v", series)
 	}
-	// The answer, computed from the design: 200 ops/s of 200 before the
-	// change, of 400 after it, saturated (> 95%) where the ratio is.
+	// The answer, computed from the design: 200 reads/s and 3 writes/s of 4
+	// KiB (one normalized op each; no byte counts) share one budget: 203
+	// of 200 before the change, of 400 after it, saturated (> 95%) where
+	// the ratio is.
 	saturated, observed := 0, 0
 	for _, p := range vol.Points {
 		limit := 200.0
 		if !p.Start.Before(change) {
 			limit = 400
 		}
-		if want := 100 * 200 / limit; math.Abs(p.Util-want) > 1e-9 {
+		if want := 100 * 203 / limit; math.Abs(p.Util-want) > 1e-9 {
 			t.Errorf("utilisation at +%v = %v, want %v", p.Start.Sub(w.From), p.Util, want)
 		}
 		if !p.Start.Before(w.From) && p.Start.Before(end) {
 			observed++
-			if 100*200/limit > DefaultAlpha {
+			if 100*203/limit > DefaultAlpha {
 				saturated++
 			}
 		}
@@ -200,8 +214,8 @@ func TestLimitChangeMidRun(t *testing.T) {
 			st = &ra.Result.Resources[i]
 		}
 	}
-	if st == nil || math.Abs(st.F-wantF) > 1e-9 || st.Saturation != SaturationPartial || math.Abs(st.Mean-75) > 1e-9 {
-		t.Fatalf("volume %+v; want f_R = %v, partially saturated, mean 75%%", st, wantF)
+	if want := (101.5 + 50.75) / 2; st == nil || math.Abs(st.F-wantF) > 1e-9 || st.Saturation != SaturationPartial || math.Abs(st.Mean-want) > 1e-9 {
+		t.Fatalf("volume %+v; want f_R = %v, partially saturated, mean %v%%", st, wantF, want)
 	}
 	if len(ra.Result.Bottlenecks) != 1 || ra.Result.Bottlenecks[0].Resources[0] != "db1/volume:data#iops" || math.Abs(ra.Result.Bottlenecks[0].F-wantF) > 1e-9 {
 		t.Fatalf("bottlenecks %+v (%s)", ra.Result.Bottlenecks, ra.Result.Finding)
@@ -212,7 +226,7 @@ func TestLimitChangeMidRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fixed, _, err := FromSamples(samples, Capacities{IOPSPerDirection: map[string]float64{"db1/volume:data": 200}}, Config{Hosts: []string{"db1"}})
+	fixed, _, err := FromSamples(samples, Capacities{NormalizedIOPS: map[string]float64{"db1/volume:data": 200}}, Config{Hosts: []string{"db1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,14 +254,14 @@ func TestV1LabStore(t *testing.T) {
 	}
 	run := ra.Run
 	sched := RunCapacities(r, run, run.Summary.MeasureStart, run.Summary.MeasureEnd)
-	if len(sched) != 2 || sched[0].Caps.IOPSPerDirection["db1/volume:data"] != 200 || sched[1].Caps.IOPSPerDirection["db1/volume:data"] != 400 {
+	if len(sched) != 2 || sched[0].Caps.NormalizedIOPS["db1/volume:data"] != 200 || sched[1].Caps.NormalizedIOPS["db1/volume:data"] != 400 {
 		t.Fatalf("schedule %+v", sched)
 	}
 	// The event gave MiB/s 0, which the lab reads as "keep": 320 MiB/s
 	// throughout.
 	for _, st := range sched {
-		if st.Caps.BandwidthPerDirection["db1/volume:data"] != 320*(1<<20) {
-			t.Errorf("bandwidth from %v: %v", st.From, st.Caps.BandwidthPerDirection)
+		if st.Caps.Bandwidth["db1/volume:data"] != 320*(1<<20) {
+			t.Errorf("bandwidth from %v: %v", st.From, st.Caps.Bandwidth)
 		}
 	}
 	for _, n := range ra.Result.Notes {

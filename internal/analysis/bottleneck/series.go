@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/analysis/esl"
 	"github.com/headroom-dev/headroom/internal/monitor"
 )
 
@@ -42,14 +43,13 @@ type Capacities struct {
 	// Utilisation = 100 * (read + write bytes) / Bandwidth. Series name:
 	// key + "#bw".
 	Bandwidth map[string]float64
-	// IOPSPerDirection is a volume's operations per second allowed to
-	// reads and to writes separately (the lab's block-I/O throttle limits
-	// each direction on its own). Utilisation = 100 * max(read, write ops)
-	// / limit. Series name: key + "#iops".
-	IOPSPerDirection map[string]float64
-	// BandwidthPerDirection is the same for bytes per second. Series name:
-	// key + "#bw".
-	BandwidthPerDirection map[string]float64
+	// NormalizedIOPS is a volume's provisioned normalized operations per
+	// second, one budget for reads and writes, an operation of d KiB
+	// counting ceil(d / 256) (seed 000 §4.1, seed-digest §4; a lab volume
+	// enforces it so). Utilisation = 100 * (read + write ops) *
+	// ceil(mean op size / 256 KiB) / limit, the quantity the pressure
+	// analysis judges against the same limit. Series name: key + "#iops".
+	NormalizedIOPS map[string]float64
 	// Cores is the CPU quota of a cgroup: or proc: resource in cores.
 	// Utilisation = cpu_pct / Cores (cpu_pct is percent of one core).
 	// Series name: key + "#cpu".
@@ -101,21 +101,24 @@ type capacityKind struct {
 	useMax             bool    // max over the metrics (per direction) instead of their sum
 	perUnit            float64 // limit = capacity x perUnit, in the metrics' own unit
 	of                 func(Capacities) map[string]float64
+	// normalizeKiB, when set, makes metrics read ops, write ops, read
+	// bytes, write bytes, and the value the ops in normalized units of
+	// this many KiB (NormalizedIOPS).
+	normalizeKiB float64
 }
 
 var capacityKinds = []capacityKind{
 	{"link", "bytes per second per direction", "", []string{monitor.NetRxBytes, monitor.NetTxBytes}, true, 1,
-		func(c Capacities) map[string]float64 { return c.Link }},
+		func(c Capacities) map[string]float64 { return c.Link }, 0},
 	{"IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, false, 1,
-		func(c Capacities) map[string]float64 { return c.IOPS }},
+		func(c Capacities) map[string]float64 { return c.IOPS }, 0},
 	{"bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, false, 1,
-		func(c Capacities) map[string]float64 { return c.Bandwidth }},
-	{"IOPS", "operations per second", SuffixIOPS, []string{monitor.DiskReadOps, monitor.DiskWriteOps}, true, 1,
-		func(c Capacities) map[string]float64 { return c.IOPSPerDirection }},
-	{"bandwidth", "bytes per second", SuffixBandwidth, []string{monitor.DiskReadBytes, monitor.DiskWriteBytes}, true, 1,
-		func(c Capacities) map[string]float64 { return c.BandwidthPerDirection }},
+		func(c Capacities) map[string]float64 { return c.Bandwidth }, 0},
+	{"normalized IOPS", "normalized operations per second", SuffixIOPS,
+		[]string{monitor.DiskReadOps, monitor.DiskWriteOps, monitor.DiskReadBytes, monitor.DiskWriteBytes}, false, 1,
+		func(c Capacities) map[string]float64 { return c.NormalizedIOPS }, esl.DefaultNormalizedOpKiB},
 	{"cores", "cores", SuffixCores, []string{monitor.ProcCPUPct}, false, 100,
-		func(c Capacities) map[string]float64 { return c.Cores }},
+		func(c Capacities) map[string]float64 { return c.Cores }, 0},
 }
 
 // derived is one capacity-based series: the sum (or max) of some metrics of
@@ -173,10 +176,7 @@ func FromSamples(samples []monitor.Sample, caps Capacities, cfg Config) ([]Serie
 // a note.
 func FromSamplesOver(samples []monitor.Sample, sched CapacitySchedule, cfg Config) ([]Series, []string, error) {
 	type key struct{ host, resource, metric string }
-	type obs struct {
-		period time.Duration
-		value  float64
-	}
+	type obs = observation
 	byKey := map[key]map[int64]obs{}
 	starts := map[int64]time.Time{}
 	seenRes := map[string]bool{}
@@ -246,8 +246,18 @@ func FromSamplesOver(samples []monitor.Sample, sched CapacitySchedule, cfg Confi
 	// was sampled, the sum (or max) of those present.
 	for _, d := range ders {
 		host, res, _ := strings.Cut(d.key, "/")
-		acc := map[int64]obs{}
+		var acc map[int64]obs
+		if d.kind.normalizeKiB > 0 {
+			acc = normalizedOps(byKey[key{host, res, d.kind.metrics[0]}], byKey[key{host, res, d.kind.metrics[1]}],
+				byKey[key{host, res, d.kind.metrics[2]}], byKey[key{host, res, d.kind.metrics[3]}], d.kind.normalizeKiB)
+		}
 		for _, metric := range d.kind.metrics {
+			if d.kind.normalizeKiB > 0 {
+				break
+			}
+			if acc == nil {
+				acc = map[int64]obs{}
+			}
 			for ns, o := range byKey[key{host, res, metric}] {
 				a, ok := acc[ns]
 				switch {
@@ -340,4 +350,37 @@ func exampleResource(what string) string {
 		return "cgroup:/lab/db1"
 	}
 	return "disk:vda"
+}
+
+// observation is one sample's value and the length of its interval.
+type observation struct {
+	period time.Duration
+	value  float64
+}
+
+// normalizedOps is, at each sample start, the reads plus writes per second
+// in normalized operations of unitKiB: ops x ceil(mean op size / unit),
+// the mean size being bytes over ops of the same interval (seed-digest §4,
+// as the pressure analysis counts them). A start without ops counts 0; one
+// without byte counts counts each operation as one (sizes unknown).
+func normalizedOps(rd, wr, rb, wb map[int64]observation, unitKiB float64) map[int64]observation {
+	out := map[int64]observation{}
+	for _, ops := range []map[int64]observation{rd, wr} {
+		for ns, o := range ops {
+			a := out[ns]
+			a.value += o.value
+			a.period = max(a.period, o.period)
+			out[ns] = a
+		}
+	}
+	for ns, a := range out {
+		b1, ok1 := rb[ns]
+		b2, ok2 := wb[ns]
+		if a.value > 0 && (ok1 || ok2) {
+			sizeKiB := (b1.value + b2.value) / a.value / 1024
+			a.value *= esl.NormalizedOps(max(sizeKiB, 1e-9), unitKiB)
+		}
+		out[ns] = a
+	}
+	return out
 }

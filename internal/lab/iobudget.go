@@ -1,0 +1,389 @@
+package lab
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A lab volume's provisioned IOPS are one budget shared by reads and
+// writes, counted in normalized operations of 256 KiB as seed 000 §4.1
+// (seed-digest §4) models a provisioned-IOPS volume: an operation of d KiB
+// counts ceil(d / 256). Its bandwidth (MiB/s) is one budget too. The
+// kernel's block-I/O throttle cannot enforce either: both cgroup versions
+// limit reads and writes separately, and count a bio as one operation
+// whatever its size. So the lab splits each budget between the two
+// directions and moves the split with the demand every budgetTick
+// (iobudget), and charges size through the byte limit: a direction given n
+// normalized operations per second may move n x 256 KiB per second, so
+// 1 MiB operations run at n/4 per second, as the model says.
+const (
+	normalizedOpBytes = 256 << 10
+	budgetTick        = 250 * time.Millisecond
+	// idleShare is the least share of a budget the split gives a
+	// direction, so that one alone can use 99% of the budget.
+	idleShare = 0.01
+	// reserveShare is the least share of a budget a direction's kernel
+	// limit allows even when the split gives it less, so that an idle
+	// direction's first requests are not queued for seconds behind a limit
+	// of a few per second while the governor notices them (within one
+	// tick, and it then splits evenly). The limits may then sum to more
+	// than the budget, by at most this share and only while one direction
+	// uses less than it.
+	reserveShare = 0.1
+	// busyAt is the share of its limit at which a direction is taken to
+	// want more than it has (the throttle holds it there); it stays so
+	// until its rate falls under idleAt of its limit, because a throttled
+	// rate measured over one tick is noisy (the throttle dispatches in
+	// bursts, and every rewrite of a limit restarts its time slice).
+	busyAt = 0.9
+	idleAt = 0.6
+)
+
+// dirLimits are the kernel limits of one volume: reads, then writes; 0 is
+// unlimited.
+type dirLimits struct {
+	Dev       string
+	IOPS, BPS [2]uint64
+}
+
+// split divides budget between reads and writes by their demands want
+// (+Inf: more than it has now): each gets what it wants when the two fit,
+// plus half of what is left; otherwise the smaller demand is met up to half
+// the budget and the other gets the rest (max-min fairness). An idle
+// direction keeps idleShare of the budget.
+func split(budget float64, want [2]float64) [2]float64 {
+	floor := max(1, idleShare*budget)
+	for i := range want {
+		want[i] = max(want[i], floor)
+	}
+	if want[0]+want[1] <= budget {
+		slack := budget - want[0] - want[1]
+		return [2]float64{want[0] + slack/2, want[1] + slack/2}
+	}
+	small := 0
+	if want[1] < want[0] {
+		small = 1
+	}
+	var out [2]float64
+	out[small] = min(want[small], budget/2)
+	out[1-small] = budget - out[small]
+	return out
+}
+
+// demand is what a direction wants next, from its rate over the last tick
+// and the limit it had: more than it has while the throttle holds it near
+// the limit (busy, with hysteresis), else its rate with a margin for
+// growth.
+func demand(rate, limit float64, busy *bool) float64 {
+	switch {
+	case limit > 0 && rate >= busyAt*limit:
+		*busy = true
+	case rate < idleAt*limit:
+		*busy = false
+	}
+	if *busy {
+		return math.Inf(1)
+	}
+	return 1.2 * rate
+}
+
+// volumeBudget is one host volume's budgets and their current split.
+type volumeBudget struct {
+	ops, bytes float64    // budgets per second: normalized ops, bytes; 0 = unlimited
+	opsSplit   [2]float64 // normalized ops per second per direction
+	bytesSplit [2]float64 // bytes per second per direction
+	opsBusy    [2]bool    // each direction presses its ops limit
+	bytesBusy  [2]bool    // ... its bytes limit
+	last       ioCounters
+	lastAt     time.Time
+}
+
+// ioCounters are a cgroup's cumulative operations and bytes on one device.
+type ioCounters struct {
+	ops, bytes [2]uint64
+	ok         bool
+}
+
+func newVolumeBudget(iops, mibps float64) *volumeBudget {
+	b := &volumeBudget{ops: iops, bytes: mibps * (1 << 20)}
+	if b.ops > 0 {
+		b.opsSplit = split(b.ops, [2]float64{})
+	}
+	if b.bytes > 0 {
+		b.bytesSplit = split(b.bytes, [2]float64{})
+	}
+	return b
+}
+
+// limits turns the split into the kernel's per-direction limits: the
+// normalized ops as operations, and as bytes (n x 256 KiB) capped by the
+// bandwidth split.
+func (b *volumeBudget) limits(dev string) dirLimits {
+	l := dirLimits{Dev: dev}
+	ops, bytes := b.kernelOps(), b.kernelBytes()
+	for d := 0; d < 2; d++ {
+		bps := math.Inf(1)
+		if b.ops > 0 {
+			l.IOPS[d] = uint64(max(1, math.Round(ops[d])))
+			bps = float64(l.IOPS[d]) * normalizedOpBytes
+		}
+		if b.bytes > 0 {
+			bps = min(bps, bytes[d])
+		}
+		if !math.IsInf(bps, 1) {
+			l.BPS[d] = uint64(max(1, math.Round(bps)))
+		}
+	}
+	return l
+}
+
+// kernelOps and kernelBytes are the split with each direction raised to
+// its reserve.
+func (b *volumeBudget) kernelOps() [2]float64   { return reserved(b.opsSplit, b.ops) }
+func (b *volumeBudget) kernelBytes() [2]float64 { return reserved(b.bytesSplit, b.bytes) }
+
+func reserved(split [2]float64, budget float64) [2]float64 {
+	r := max(1, reserveShare*budget)
+	return [2]float64{max(split[0], r), max(split[1], r)}
+}
+
+// observe moves the split toward the demand seen since the last reading
+// and says whether the kernel limits should change.
+func (b *volumeBudget) observe(c ioCounters, at time.Time) bool {
+	prev, prevAt := b.last, b.lastAt
+	b.last, b.lastAt = c, at
+	dt := at.Sub(prevAt).Seconds()
+	if !c.ok || !prev.ok || dt <= 0 {
+		return false
+	}
+	var nOps, nBytes [2]float64
+	for d := 0; d < 2; d++ {
+		ops := float64(c.ops[d]-prev.ops[d]) / dt
+		bytes := float64(c.bytes[d]-prev.bytes[d]) / dt
+		nOps[d] = max(ops, bytes/normalizedOpBytes)
+		nBytes[d] = bytes
+	}
+	changed := false
+	if b.ops > 0 {
+		lim := b.kernelOps()
+		next := split(b.ops, [2]float64{demand(nOps[0], lim[0], &b.opsBusy[0]), demand(nOps[1], lim[1], &b.opsBusy[1])})
+		changed = changed || moved(b.opsSplit, next)
+		b.opsSplit = next
+	}
+	if b.bytes > 0 {
+		lim := b.kernelBytes()
+		next := split(b.bytes, [2]float64{demand(nBytes[0], lim[0], &b.bytesBusy[0]), demand(nBytes[1], lim[1], &b.bytesBusy[1])})
+		changed = changed || moved(b.bytesSplit, next)
+		b.bytesSplit = next
+	}
+	return changed
+}
+
+// moved reports a change of more than 2% in either direction: rewriting the
+// throttle restarts its time slice, so it is not rewritten for noise.
+func moved(a, b [2]float64) bool {
+	for d := 0; d < 2; d++ {
+		if math.Abs(a[d]-b[d]) > 0.02*max(a[d], b[d]) {
+			return true
+		}
+	}
+	return false
+}
+
+// governor keeps the lab's volume budgets split by demand while this
+// process has the lab open (Up to Close). A lab left up by `headroom lab
+// up` keeps the last split, which still sums to the budget.
+type governor struct {
+	mu      sync.Mutex
+	budgets map[string]*volumeBudget // by host
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// setBudget sets host's budgets to its limits in force and writes the
+// kernel limits: an even split for a new volume, the same proportions as
+// before for a changed budget (set_volume), so that a direction that had
+// most of the budget keeps most of the new one.
+func (l *Lab) setBudget(h *HostState) error {
+	b := newVolumeBudget(h.Now.IOPS, h.Now.MiBps)
+	l.gov.mu.Lock()
+	defer l.gov.mu.Unlock()
+	if old := l.gov.budgets[h.Name]; old != nil {
+		b.opsSplit = rescale(old.opsSplit, old.ops, b.ops)
+		b.bytesSplit = rescale(old.bytesSplit, old.bytes, b.bytes)
+		b.last, b.lastAt = old.last, old.lastAt
+		b.opsBusy, b.bytesBusy = old.opsBusy, old.bytesBusy
+	} else {
+		// The first reading now, so that the first tick already splits.
+		b.last, b.lastAt = l.cg.ioCounters(h.Cgroup, h.Device), time.Now()
+	}
+	if err := l.cg.setIO(h.Cgroup, b.limits(h.Device)); err != nil {
+		return err
+	}
+	if l.gov.budgets == nil {
+		l.gov.budgets = map[string]*volumeBudget{}
+	}
+	l.gov.budgets[h.Name] = b
+	return nil
+}
+
+// rescale keeps a split's proportions under a new budget; an even split
+// when there was none.
+func rescale(split [2]float64, from, to float64) [2]float64 {
+	if !(to > 0) {
+		return [2]float64{}
+	}
+	if !(from > 0) || split[0]+split[1] <= 0 {
+		return [2]float64{to / 2, to / 2}
+	}
+	f := to / (split[0] + split[1])
+	return [2]float64{split[0] * f, split[1] * f}
+}
+
+// startGovernor starts the split's loop for the lab's volumes with a
+// budget; it ends at Close or when the lab's cgroups are gone.
+func (l *Lab) startGovernor() {
+	l.mu.Lock()
+	var hosts []HostState
+	for _, h := range l.state.Hosts {
+		if h.Device != "" && (h.Now.IOPS > 0 || h.Now.MiBps > 0) {
+			hosts = append(hosts, h)
+		}
+	}
+	l.mu.Unlock()
+	if len(hosts) == 0 || l.gov.stop != nil {
+		return
+	}
+	for i := range hosts {
+		l.gov.mu.Lock()
+		_, ok := l.gov.budgets[hosts[i].Name]
+		l.gov.mu.Unlock()
+		if !ok {
+			_ = l.setBudget(&hosts[i])
+		}
+	}
+	l.gov.stop, l.gov.done = make(chan struct{}), make(chan struct{})
+	go l.govern(l.gov.stop, l.gov.done)
+}
+
+func (l *Lab) stopGovernor() {
+	if l.gov.stop != nil {
+		close(l.gov.stop)
+		<-l.gov.done
+		l.gov.stop = nil
+	}
+}
+
+func (l *Lab) govern(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(budgetTick)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			if !l.governOnce(now) {
+				return
+			}
+		}
+	}
+}
+
+// governOnce reads every budgeted volume's counters and rewrites the
+// limits that moved; false when no volume's cgroup is left (the lab was
+// taken down by another process).
+func (l *Lab) governOnce(now time.Time) bool {
+	st := l.State()
+	alive := false
+	for _, h := range st.Hosts {
+		l.gov.mu.Lock()
+		b := l.gov.budgets[h.Name]
+		l.gov.mu.Unlock()
+		if b == nil || h.Device == "" {
+			continue
+		}
+		c := l.cg.ioCounters(h.Cgroup, h.Device)
+		if !c.ok {
+			continue
+		}
+		alive = true
+		l.gov.mu.Lock()
+		changed := b.observe(c, now)
+		lim := b.limits(h.Device)
+		l.gov.mu.Unlock()
+		if changed {
+			_ = l.cg.setIO(h.Cgroup, lim)
+		}
+	}
+	return alive
+}
+
+// ioCounters reads cgroup rel's cumulative operations and bytes on dev
+// (v1 blkio.throttle.io_serviced and io_service_bytes; v2 io.stat).
+func (c *cgroups) ioCounters(rel, dev string) ioCounters {
+	var out ioCounters
+	if c.v2 {
+		b, err := os.ReadFile(filepath.Join(c.dir("", rel), "io.stat"))
+		if err != nil {
+			return out
+		}
+		out.ok = true // a device without I/O yet has no line
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) == 0 || f[0] != dev {
+				continue
+			}
+			for _, kv := range f[1:] {
+				k, v, _ := strings.Cut(kv, "=")
+				n, _ := strconv.ParseUint(v, 10, 64)
+				switch k {
+				case "rios":
+					out.ops[0] = n
+				case "wios":
+					out.ops[1] = n
+				case "rbytes":
+					out.bytes[0] = n
+				case "wbytes":
+					out.bytes[1] = n
+				}
+			}
+		}
+		return out
+	}
+	d := c.dir("blkio", rel)
+	ops, err1 := os.ReadFile(filepath.Join(d, "blkio.throttle.io_serviced"))
+	bytes, err2 := os.ReadFile(filepath.Join(d, "blkio.throttle.io_service_bytes"))
+	if err1 != nil || err2 != nil {
+		return out
+	}
+	out.ok = true
+	out.ops = blkioV1(ops, dev)
+	out.bytes = blkioV1(bytes, dev)
+	return out
+}
+
+// blkioV1 reads the Read and Write lines of dev in a v1 blkio file
+// ("MAJ:MIN Read N").
+func blkioV1(b []byte, dev string) [2]uint64 {
+	var out [2]uint64
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != dev {
+			continue
+		}
+		n, _ := strconv.ParseUint(f[2], 10, 64)
+		switch f[1] {
+		case "Read":
+			out[0] = n
+		case "Write":
+			out[1] = n
+		}
+	}
+	return out
+}

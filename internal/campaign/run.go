@@ -318,6 +318,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		sum.MeasureStart = res.Start.Add(res.MeasureStart)
 		sum.MeasureEnd = res.Start.Add(max(res.MeasureEnd, res.MeasureStart))
 	}
+	if qerr := ex.saveQuietWatch(id, res); qerr != nil {
+		return store.StatusFailed, qerr
+	}
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
 	}

@@ -117,6 +117,9 @@ type Result struct {
 	Interrupted   bool
 	Reattributed  int64       // requests counted in a later interval than they completed in
 	Client        ClientFacts // what the client-limit verdict was judged from (verdict.go)
+	// Quiet is the closed loop's stall watch: the periods of the measured
+	// phase in which no request completed (stall.go); nil for the open loop.
+	Quiet *QuietWatch
 }
 
 // Sink receives each interval as it completes, in order. A sink error stops
@@ -310,6 +313,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		}
 	}
 	res.judge(cfg, &e.facts)
+	e.stalls.fill(&res)
 	if sinkErr != nil {
 		var stop *StopError
 		if errors.As(sinkErr, &stop) {
@@ -355,6 +359,7 @@ type run struct {
 	end          int64
 	unfinished   atomic.Int64
 	facts        verdictFacts // the client's own delays and the measured latency (verdict.go)
+	stalls       stallSet     // closed loop: the clients' silences (stall.go)
 }
 
 // since returns nanoseconds since the start of the run on the monotonic clock.

@@ -140,18 +140,26 @@ func (w *worker) closed() {
 	cfg := &w.run.cfg
 	var timer *time.Timer
 	done := w.run.ctx.Done()
+	watch := w.run.stalls.join() // this client's silences, for the stall watch (stall.go)
+	defer w.run.stalls.leave(watch)
 	for {
 		now := w.run.since()
+		if cfg.ThinkTime == 0 {
+			watch.done(now) // without think time the next start is the last completion
+		}
 		if now >= w.run.end || w.run.ctx.Err() != nil {
 			return
 		}
+		watch.start(now)
 		w.gen.Next(w.op)
 		w.do(now, now, w.run.phase(now), 0)
 		if cfg.ThinkTime > 0 {
+			watch.done(w.run.since())
 			think := time.Duration(w.rng.ExpFloat64() * float64(cfg.ThinkTime))
 			if left := time.Duration(w.run.end - w.run.since()); think > left {
 				think = max(left, 0)
 			}
+			watch.thought(think)
 			if timer == nil {
 				timer = time.NewTimer(think)
 			} else {

@@ -18,6 +18,7 @@ type Builder func(r *results.Results) ([]page.Section, error)
 var Sections = []Builder{
 	rigor.CapacitySections,
 	rigor.VariabilitySections,
+	rigor.StallSections,
 	rigor.ScalingSections,
 	rigor.ProbeSections,
 	pressure.ReportSections,

@@ -17,7 +17,8 @@ type Finding struct {
 // Findings are the headline findings of one treatment ("" = a campaign
 // without treatments): the knee and the capacity estimate, the SLO's first
 // failure, the levels the client limited, repeatability (a), the valid
-// modelling range (c) of the treatment's group of equal instances, and the
+// modelling range (c) of the treatment's group of equal instances, a closed
+// loop's stalls when they make its latency understate (stall.go), and the
 // estimate of the treatment's probes. Analyses that cannot run on the data
 // give a "note" finding instead of an error; err is a failure to read the
 // results.
@@ -72,6 +73,9 @@ func Findings(r *results.Results, treatment string) ([]Finding, error) {
 			}
 			add("Valid range", "(c) "+text)
 		}
+	}
+	if err := addStallFinding(r, treatment, add); err != nil {
+		return nil, err
 	}
 	prs, err := loadProbes(r)
 	if err != nil {

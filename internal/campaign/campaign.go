@@ -102,14 +102,22 @@ func Resume(ctx context.Context, dir string, opt Options) (Outcome, error) {
 }
 
 // pendingRuns counts the campaign's planned runs and those without a
-// completed run in st.
+// completed run in st. A sweep that stopped plans no level above the one
+// that saturated (sweep.go).
 func pendingRuns(s *spec.Spec, st *store.Store) (planned, pending int, err error) {
 	done, err := st.CompletedSlots()
 	if err != nil {
 		return 0, 0, err
 	}
+	stops, err := readSweepStops(s, st)
+	if err != nil {
+		return 0, 0, err
+	}
 	for _, b := range s.Blocks() {
 		for _, p := range b.Runs {
+			if stops.beyond(s, b, p) {
+				continue
+			}
 			planned++
 			if !done[b.Treatment*spec.SlotsPerTreatment+p.Slot] {
 				pending++
@@ -174,6 +182,7 @@ type executor struct {
 	faults   infra.Faulter // the provider's run-time events; nil when it has none
 	killed   bool          // a kill event stopped the target's server in this run
 	tr       treatmentRun
+	sweep    *sweeper // the treatment's sweep (sweep.go); nil when its levels are a list
 }
 
 // treatmentRun is one treatment of a campaign as the executor runs it.
@@ -203,6 +212,10 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	if err != nil {
 		return Outcome{Dir: dir, StorePath: st.Path(), Spec: s}, err
 	}
+	stops, err := readSweepStops(s, st)
+	if err != nil {
+		return Outcome{Dir: dir, StorePath: st.Path(), Spec: s}, err
+	}
 	// The treatments run in blocks (spec.Blocks): a treatment's whole plan,
 	// or one repetition of it with blocks: repetition, each a session.
 	blocks := s.Blocks()
@@ -212,7 +225,7 @@ func execute(ctx context.Context, s *spec.Spec, st *store.Store, dir string, opt
 	for k, b := range blocks {
 		per := perRunTime(b.Spec)
 		for _, p := range b.Runs {
-			if !done[b.Treatment*spec.SlotsPerTreatment+p.Slot] {
+			if !done[b.Treatment*spec.SlotsPerTreatment+p.Slot] && !stops.beyond(s, b, p) {
 				left[k] += per
 				todo[k]++
 			}
@@ -289,10 +302,13 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 	}
 	ex := &executor{s: s, st: st, tgt: tgt, wcfg: wcfg, ops: wcfg.Ops(), plan: s.Plan(), prog: progressOf(opt), levels: s.Levels(), clock: newServerClock(tgt), setup: setup, faults: setup.Faults(), tr: tr}
 	defer ex.prog.Finish()
-	out.Runs = len(ex.plan)
+	if err := ex.startSweep(done); err != nil {
+		return out, err
+	}
+	out.Runs = ex.sweepPlanned()
 	ex.perRun = perRunTime(s)
 	for _, p := range ex.plan {
-		if !done[tr.slotBase+p.Slot] {
+		if !done[tr.slotBase+p.Slot] && !ex.beyondSweep(p) {
 			ex.total += ex.perRun
 		}
 	}
@@ -337,8 +353,8 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 			out.Completed++
 		}
 	}
-	for _, p := range ex.plan {
-		if done[tr.slotBase+p.Slot] {
+	for i, p := range ex.plan {
+		if done[tr.slotBase+p.Slot] || ex.beyondSweep(p) {
 			continue
 		}
 		if ctx.Err() != nil {
@@ -359,6 +375,10 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 				return out, fmt.Errorf("run %d failed and on_failure is stop: %v; the results so far are in %s (resume with headroom run --resume %s)", p.Seq+1, err, dir, dir)
 			}
 		}
+		if err := ex.afterSweepRun(i); err != nil {
+			return out, err
+		}
+		out.Runs = ex.sweepPlanned()
 		if ctx.Err() == nil && s.Phases.Cooldown.Duration > 0 {
 			ex.update(p, "cooldown", load.Tick{}, load.Totals{})
 			sleepCtx(ctx, s.Phases.Cooldown.Duration)

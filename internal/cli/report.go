@@ -119,6 +119,9 @@ func printTreatment(w io.Writer, r *results.Results, t results.Treatment, title 
 	} else {
 		report.Terminal(w, h, levels.Summarize(in), incomplete)
 	}
+	if err := printSweep(w, r, t); err != nil { // sweep.go
+		return err
+	}
 	printFindings(w, findings)
 	return nil
 }

@@ -39,7 +39,7 @@ spec expands to. Exits 1 if any spec has a problem.`,
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%s), about %v\n",
 					path, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
-				for _, l := range treatmentLines(s) {
+				for _, l := range append(treatmentLines(s), sweepLines(s)...) { // sweep.go
 					fmt.Fprintln(c.OutOrStdout(), "  "+l)
 				}
 				if s.Lab != nil {

@@ -101,12 +101,15 @@ func (c Config) Validate() error {
 // Result summarises one run. Counts of the measured phase include requests
 // that were intended during it and completed after it ended.
 type Result struct {
-	Start         time.Time     // wall clock at the start of the run (interval 0)
-	MeasureStart  time.Duration // since Start
-	MeasureEnd    time.Duration // since Start; earlier than planned when interrupted
-	Warmup        Totals
-	Measured      Totals
-	Unfinished    int64   // requests still in flight when an interrupted run stopped
+	Start        time.Time     // wall clock at the start of the run (interval 0)
+	MeasureStart time.Duration // since Start
+	MeasureEnd   time.Duration // since Start; earlier than planned when interrupted
+	Warmup       Totals
+	Measured     Totals
+	// Unfinished counts requests still in flight when the run stopped:
+	// interrupted, or at the end of a run whose target had answered
+	// nothing for a while (see Run); they are neither errors nor dropped.
+	Unfinished    int64
 	TargetRate    float64 // open loop: the schedule's mean rate over the measured phase
 	SentRate      float64 // requests started (or dropped) per second of the measured phase
 	Throughput    float64 // successful completions per second within the measured window
@@ -120,6 +123,10 @@ type Result struct {
 	// Quiet is the closed loop's stall watch: the periods of the measured
 	// phase in which no request completed (stall.go); nil for the open loop.
 	Quiet *QuietWatch
+	// ErrorKinds counts the run's errors (warmup and measured) by kind,
+	// and FirstError is the first one's message: Failure reads them.
+	ErrorKinds map[string]int64
+	FirstError string
 }
 
 // Sink receives each interval as it completes, in order. A sink error stops
@@ -139,7 +146,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	}
 	clients := make([]target.Client, 0, slots)
 	defer func() {
-		for _, c := range clients {
+		for _, c := range clients { // until the workers own them
 			_ = c.Close()
 		}
 	}()
@@ -159,10 +166,10 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	e := &run{cfg: cfg, col: col, measureStart: measureStart, end: end, ctx: runCtx, kinds: kinds}
+	e := &run{cfg: cfg, col: col, measureStart: measureStart, end: end, ctx: runCtx, kinds: kinds, timeoutKind: kinds.id("timeout")}
 	var src *arrivals
 	if cfg.Model == "open" {
-		src = &arrivals{sched: cfg.Schedule, gen: gen, end: end, pacer: newPacer(e.since, cfg.MaxInFlight), since: e.since}
+		src = newArrivals(cfg, gen, end, measureStart, newPacer(e.since, cfg.MaxInFlight), e.since)
 	}
 
 	// Workers start before the clock does and wait for it, so that the
@@ -181,6 +188,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer w.exit()
 			<-begin
 			w.resetCtx()
 			if src != nil {
@@ -190,6 +198,12 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 			}
 		}()
 	}
+	defer func() {
+		for _, w := range workers {
+			w.release()
+		}
+	}()
+	clients = nil // each worker closes its own, or Run does once it has left
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	e.t0 = time.Now()
@@ -229,80 +243,100 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		}
 		col.release(ticks)
 	}
+	// An interval is handed out settle after its end: by then every
+	// arrival due in it has been sent or dropped (drop_after after its
+	// intended time at the latest) and every timeout that expired in it has
+	// been recorded, so each is counted in the interval it was due in.
 	grace := min(cfg.Interval/10, 50*time.Millisecond)
+	settle := int64(grace + min(cfg.DropAfter, cfg.Interval))
 	// The watchdog checks for expired requests a few times per timeout, but
 	// never more often than every millisecond.
 	watch := max(min(cfg.Timeout/4, 100*time.Millisecond), time.Millisecond)
 	watchdog := time.NewTicker(watch)
 	defer watchdog.Stop()
-	timer := time.NewTimer(0)
-	<-timer.C
-	next := int64(0) // next interval index to hand out
-	finished := false
-	// The open loop's workers leave once the schedule has no arrival
-	// before the end (its last stretch may have rate 0); the run still
-	// lasts its phases, so that its intervals and the monitors cover the
-	// planned time.
-	workersDone, idle := (<-chan struct{})(done), false
-	for !finished {
-		due := time.Duration((next+1)*iv) + grace
-		timer.Reset(time.Until(e.t0.Add(due)))
-		select {
-		case <-timer.C:
-			now := e.since()
-			if cpuStart < 0 && now >= measureStart {
-				cpuStart, cpuStartAt = processCPUSeconds(), time.Now()
-			}
-			if cpuEnd < 0 && now >= end {
-				cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
-			}
-			if idle && now >= end {
-				finished = true // the last take below hands out the rest
-				break
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	own := col.newHandle() // the engine's own records: arrivals dropped in bulk
+	last := (end - 1) / iv // the last interval, handed out when the run stops
+	next := int64(0)       // next interval index to hand out
+	// The run lasts its phases whatever the schedule: the open loop's
+	// workers leave early when no arrival is left before the end (a last
+	// stretch at rate 0), and a target that stopped answering cannot
+	// stretch it (drained).
+	workersDone := (<-chan struct{})(done)
+	for {
+		now := e.since()
+		if cpuStart < 0 && now >= measureStart {
+			cpuStart, cpuStartAt = processCPUSeconds(), time.Now()
+		}
+		if cpuEnd < 0 && now >= end {
+			cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
+		}
+		for next < last && now >= (next+1)*iv+settle && runCtx.Err() == nil {
+			e.expire(workers, now)
+			if src != nil {
+				src.sweep(now, own)
 			}
 			emit(col.take(next, 0))
 			next++
-		case <-watchdog.C:
-			e.expire(workers)
-		case <-workersDone:
-			if src != nil && e.since() < end {
-				workersDone, idle = nil, true
-				continue
-			}
-			finished = true
-		case <-runCtx.Done():
-			res.Interrupted = ctx.Err() != nil
-			for _, w := range workers {
-				w.cancel()
-			}
-			<-done
-			finished = true
 		}
+		if runCtx.Err() != nil || now >= end && (workersDone == nil || e.drained(workers, now)) {
+			break
+		}
+		wake := end
+		if now >= end {
+			wake = now + int64(watch)
+		}
+		if next < last {
+			wake = min(wake, (next+1)*iv+settle)
+		}
+		if cpuStart < 0 {
+			wake = min(wake, measureStart)
+		}
+		timer.Reset(time.Duration(wake - now))
+		select {
+		case <-timer.C:
+		case <-watchdog.C:
+			e.expire(workers, e.since())
+		case <-workersDone:
+			workersDone = nil
+		case <-runCtx.Done():
+		}
+		timer.Stop()
 	}
-	timer.Stop()
 	// The workers may all have left because of the interrupt while this
-	// goroutine was busy (storing an interval), so that the select above saw
-	// them done before it saw the cancellation: ask the context itself.
+	// goroutine was busy (storing an interval), so that the loop saw them
+	// done before it saw the cancellation: ask the context itself.
 	res.Interrupted = ctx.Err() != nil
 	stopped := e.since()
 	if cpuEnd < 0 {
 		cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
 	}
-	// A run that was not interrupted covers its planned time even when its
-	// last request finished early; requests still completing after the end
-	// (drain) extend the last intervals.
-	if !res.Interrupted && sinkErr == nil {
-		stopped = max(stopped, end)
+	e.expire(workers, stopped)
+	// A run that was not interrupted covers its planned time, and the
+	// arrivals no slot took before its end are dropped where they were
+	// due (before the cancel, so that no slot takes one to fail it).
+	// Answers that came after the end (the drain) count in the last
+	// interval.
+	finished := !res.Interrupted && sinkErr == nil
+	if finished && src != nil {
+		src.close(own)
 	}
-	if idle {
-		stopped = min(stopped, end) // nothing was in flight to drain
+	stop() // cancels what is still in flight
+	e.letGo(workers, done)
+	if finished {
+		stopped = end
 	}
-	emit(col.take(next, max(stopped, 1)))
+	emit(col.take(next, max(min(stopped, end), 1)))
 
 	res.MeasureEnd = time.Duration(min(stopped, end))
 	tot, windowDone := col.snapshotTotals()
 	res.Warmup, res.Measured = tot[Warmup], tot[Measure]
 	res.Unfinished = e.unfinished.Load()
+	res.ErrorKinds = col.errorKinds()
+	if m := e.firstErr.Load(); m != nil {
+		res.FirstError = *m
+	}
 	res.Reattributed = col.reattributed
 	if secs := (res.MeasureEnd - res.MeasureStart).Seconds(); secs > 0 {
 		m := res.Measured
@@ -313,6 +347,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		}
 	}
 	res.judge(cfg, &e.facts)
+	if res.Failure() != "" {
+		// Late and dropped requests of a target that answered nothing say
+		// nothing about slots or the client: Failure says what happened.
+		res.ClientLimited, res.Note = false, ""
+	}
 	e.stalls.fill(&res)
 	if sinkErr != nil {
 		var stop *StopError
@@ -358,8 +397,10 @@ type run struct {
 	measureStart int64
 	end          int64
 	unfinished   atomic.Int64
-	facts        verdictFacts // the client's own delays and the measured latency (verdict.go)
-	stalls       stallSet     // closed loop: the clients' silences (stall.go)
+	timeoutKind  uint8                  // the kind table's index of "timeout"
+	firstErr     atomic.Pointer[string] // the first error's message, for Result.FirstError
+	facts        verdictFacts           // the client's own delays and the measured latency (verdict.go)
+	stalls       stallSet               // closed loop: the clients' silences (stall.go)
 }
 
 // since returns nanoseconds since the start of the run on the monotonic clock.
@@ -372,17 +413,25 @@ func (e *run) phase(intended int64) Phase {
 	return Measure
 }
 
-// expire cancels requests that have run longer than the timeout. It works
-// per worker rather than per request so that no context is allocated for
-// each request.
-func (e *run) expire(ws []*worker) {
-	now := e.since()
+// expire records as a timeout, and cancels, each request that has run
+// longer than the timeout. The timeout counts in the interval in which it
+// expired, whenever the client returns: a client that ignores cancellation
+// cannot hold the count back, and its late answer is ignored (worker.do).
+// It works per worker rather than per request so that no context is
+// allocated for each request.
+func (e *run) expire(ws []*worker, now int64) {
+	limit := int64(e.cfg.Timeout)
 	for _, w := range ws {
-		if s := w.busySince.Load(); s > 0 && now-s > int64(e.cfg.Timeout) {
-			// Mark and cancel under the worker's lock, so that a worker that
-			// sees the mark and renews its context does so after the cancel.
+		if s := w.busySince.Load(); s > 0 && now-s > limit {
+			// Mark, record and cancel under the worker's lock, so that a
+			// worker that sees the mark renews its context, and reuses its
+			// request's fields, only after all three.
 			w.mu.Lock()
 			if w.busySince.CompareAndSwap(s, -s) {
+				t := w.inflight
+				t.end, t.kind = s+limit, e.timeoutKind
+				w.rec.record(t)
+				e.noteError(func() string { return fmt.Sprintf("no answer within the %v timeout", e.cfg.Timeout) })
 				w.stop()
 			}
 			w.mu.Unlock()
@@ -390,38 +439,204 @@ func (e *run) expire(ws []*worker) {
 	}
 }
 
+// noteError keeps the first error's message; msg is only called for the
+// first, so that later errors cost nothing.
+func (e *run) noteError(msg func() string) {
+	if e.firstErr.Load() == nil {
+		m := msg()
+		e.firstErr.CompareAndSwap(nil, &m)
+	}
+}
+
+// drained says whether the run, past its end, should stop waiting for the
+// requests still in flight: when none of them has answered for
+// min(timeout, interval). A working target's last requests answer within
+// that and are counted; a target that stopped answering, or never
+// answered, cannot stretch the run (its requests in flight count as
+// unfinished).
+func (e *run) drained(ws []*worker, now int64) bool {
+	var last int64
+	for _, w := range ws {
+		last = max(last, w.answered.Load())
+	}
+	return now-last >= int64(min(e.cfg.Timeout, e.cfg.Interval))
+}
+
+// letGo is how long Run waits, once it has cancelled the requests still in
+// flight, for their clients to return before it leaves them behind.
+const letGo = 100 * time.Millisecond
+
+// letGo waits up to letGo for the workers to leave, then counts the
+// requests still in flight as unfinished and leaves without them: a client
+// that ignores cancellation cannot hold the run. Their workers ignore the
+// answers when they come and close their own clients (worker.exit).
+func (e *run) letGo(ws []*worker, done <-chan struct{}) {
+	t := time.NewTimer(letGo)
+	defer t.Stop()
+	select {
+	case <-done:
+		return
+	case <-t.C:
+	}
+	for _, w := range ws {
+		if s := w.busySince.Load(); s > 0 && w.busySince.CompareAndSwap(s, leftBehind) {
+			e.unfinished.Add(1)
+		}
+	}
+}
+
 // arrivals hands out the open loop's requests in schedule order. The
-// operation is drawn under the same lock so that the k-th arrival is the same
-// operation in every run with the same seed.
+// operation is drawn under the same lock so that the k-th arrival is the
+// same operation in every run with the same seed, as long as no arrival is
+// dropped in bulk (dropOverdue draws no operations).
 type arrivals struct {
-	mu    sync.Mutex
-	sched Schedule
-	gen   *workload.Generator
-	end   int64
-	done  bool
-	pacer *pacer
-	since func() int64
+	mu      sync.Mutex
+	sched   Schedule
+	gen     *workload.Generator
+	end     int64
+	done    bool
+	pacer   *pacer
+	since   func() int64
+	pending int64 // the next arrival's intended time, drawn ahead
+
+	dropAfter, interval, measureStart int64
+	ops                               []workload.OpType
+	shares                            []float64 // each operation's share of the mix
+	carry                             []float64 // bulk drops owed to each operation, in fractions
+	counts                            []int64   // spread's result
+	bulk                              int64     // requests dropped in bulk so far
+}
+
+func newArrivals(cfg Config, gen *workload.Generator, end, measureStart int64, p *pacer, since func() int64) *arrivals {
+	a := &arrivals{sched: cfg.Schedule, gen: gen, end: end, pacer: p, since: since,
+		dropAfter: int64(cfg.DropAfter), interval: int64(cfg.Interval), measureStart: measureStart,
+		ops: cfg.Ops, shares: opShares(gen.Config(), cfg.Ops), carry: make([]float64, len(cfg.Ops)), counts: make([]int64, len(cfg.Ops))}
+	a.pending = a.sched.Next()
+	return a
 }
 
 // next claims the next arrival into op. When it is due later than
 // earlyTolerance from now, w is queued with the pacer (under the same lock,
 // so the pacer's queue stays in schedule order) and wait is true: the caller
-// must then wait for w.wake.
-func (a *arrivals) next(op *workload.Op, w *waiter) (intended int64, wait, ok bool) {
+// must then wait for w.wake. Arrivals already past drop_after are first
+// dropped in bulk into h.
+func (a *arrivals) next(op *workload.Op, w *waiter, h *handle) (intended int64, wait, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.done {
 		return 0, false, false
 	}
-	t := a.sched.Next()
+	now := a.since()
+	a.dropOverdue(now-a.dropAfter, h)
+	t := a.pending
 	if t >= a.end {
 		a.done = true
 		return 0, false, false
 	}
+	a.pending = a.sched.Next()
 	a.gen.Next(op)
-	if t-a.since() > int64(earlyTolerance) {
+	if t-now > int64(earlyTolerance) {
 		a.pacer.enqueue(w, t)
 		return t, true, true
 	}
 	return t, false, true
+}
+
+// sweep drops, into h, the arrivals no slot took within drop_after: when
+// every slot is held (a target that stopped answering) nobody else would
+// count them before the interval they were due in is handed out.
+func (a *arrivals) sweep(now int64, h *handle) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.done {
+		a.dropOverdue(now-a.dropAfter, h)
+	}
+}
+
+// close drops, into h, every arrival before the end that no slot took, and
+// hands out no more.
+func (a *arrivals) close(h *handle) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.done {
+		a.dropOverdue(a.end, h)
+		a.done = true
+	}
+}
+
+// dropOverdue counts every arrival intended before limit (and before the
+// end) as dropped, in the interval it was due in, by arithmetic on the
+// schedule (Schedule.Skip) rather than one by one: a rate far beyond what
+// the engine can send costs one call per interval, not one per request.
+// Bulk drops are shared among the operations by the mix; no operation is
+// drawn for them. Callers hold a.mu.
+func (a *arrivals) dropOverdue(limit int64, h *handle) {
+	limit = min(limit, a.end)
+	for a.pending < limit {
+		idx := a.pending / a.interval
+		n := 1 + a.sched.Skip(min(limit, (idx+1)*a.interval))
+		a.pending = a.sched.Next()
+		// Bound the counts far from overflow (a schedule of 1e300/s).
+		n = max(min(n, maxArrivals-a.bulk), 0)
+		a.bulk += n
+		at := idx * a.interval
+		phase := Measure
+		if at < a.measureStart {
+			phase = Warmup
+		}
+		for i, k := range a.spread(n) {
+			if k > 0 {
+				h.record(droppedEntry(at, a.ops[i], phase, k))
+			}
+		}
+	}
+}
+
+// spread shares n dropped requests among the operations by their share of
+// the mix, carrying the fractions over so that many small bulks add up to
+// the mix too. The counts it returns are valid until the next call.
+func (a *arrivals) spread(n int64) []int64 {
+	out := a.counts
+	var given int64
+	for i, s := range a.shares {
+		a.carry[i] += float64(n) * s
+		out[i] = int64(a.carry[i])
+		a.carry[i] -= float64(out[i])
+		given += out[i]
+	}
+	for ; given < n; given++ { // the rounding remainder: fewer than len(ops)
+		j := 0
+		for i := range a.carry {
+			if a.carry[i] > a.carry[j] {
+				j = i
+			}
+		}
+		out[j]++
+		a.carry[j]--
+	}
+	return out
+}
+
+// opShares is each operation's share of the workload's mix (or of its
+// statements' weights).
+func opShares(c workload.Config, ops []workload.OpType) []float64 {
+	w := make([]float64, len(ops))
+	var sum float64
+	for i, op := range ops {
+		switch {
+		case int(op) < len(c.Mix):
+			w[i] = c.Mix[op]
+		case int(op)-len(c.Mix) < len(c.Statements):
+			w[i] = c.Statements[int(op)-len(c.Mix)].Weight
+		}
+		sum += w[i]
+	}
+	for i := range w {
+		if sum > 0 {
+			w[i] /= sum
+		} else {
+			w[i] = 1 / float64(len(w))
+		}
+	}
+	return w
 }

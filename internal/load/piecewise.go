@@ -32,6 +32,9 @@ type Step struct {
 // Next implements Schedule.
 func (s *Steps) Next() int64 { s.init(); return s.pw.next() }
 
+// Skip implements Schedule.
+func (s *Steps) Skip(t int64) int64 { s.init(); return s.pw.skip(t) }
+
 // MeanRate implements Schedule.
 func (s *Steps) MeanRate(from, to time.Duration) float64 { s.init(); return s.pw.meanRate(from, to) }
 
@@ -100,6 +103,9 @@ type TracePoint struct {
 
 // Next implements Schedule.
 func (t *Trace) Next() int64 { t.init(); return t.pw.next() }
+
+// Skip implements Schedule.
+func (t *Trace) Skip(before int64) int64 { t.init(); return t.pw.skip(before) }
 
 // MeanRate implements Schedule.
 func (t *Trace) MeanRate(from, to time.Duration) float64 { t.init(); return t.pw.meanRate(from, to) }
@@ -233,6 +239,30 @@ func (p *piecewise) next() int64 {
 	}
 	p.last = max(p.last, int64(t))
 	return p.last
+}
+
+// skip passes over the arrivals before t: those with y_k < Λ(t). Even
+// spacing has ⌈Λ(t) - y⌉ of them. Exponential spacing has the pending one
+// plus a Poisson number with mean Λ(t) - y, and the next y is Λ(t) plus a
+// fresh Exp(1) draw (the gaps are memoryless), so skipping leaves the same
+// process as drawing every gap.
+func (p *piecewise) skip(t int64) int64 {
+	if len(p.segs) == 0 {
+		return 0
+	}
+	target := p.cumAt(t)
+	if !(p.y < target) {
+		return 0
+	}
+	var n int64
+	if p.rng == nil {
+		n = int64(min(math.Ceil(target-p.y), maxArrivals))
+		p.y += float64(n)
+	} else {
+		n = 1 + poissonCount(p.rng, target-p.y)
+		p.y = target + p.rng.ExpFloat64()
+	}
+	return n
 }
 
 // cumAt is Λ(t).

@@ -12,9 +12,10 @@ import (
 
 // Phase says which part of a run a request belongs to; a request's phase is
 // fixed by its intended start time, while the interval that counts it is the
-// one in which it completed. A request sent during the measured phase that
-// completes after it therefore still counts as measured: nothing a stall
-// delays is lost.
+// one in which it completed (a timeout: in which it expired; a dropped
+// request: in which it was due; an answer after the end of the run: the
+// last). A request sent during the measured phase that completes after it
+// therefore still counts as measured: nothing a stall delays is lost.
 type Phase uint8
 
 // Run phases under load.
@@ -37,14 +38,21 @@ const (
 	flagWokeLate             // late although a slot was waiting for it: the client woke late
 )
 
-// entry is one finished (or dropped) request as a worker records it.
+// entry is one finished request, or one or more dropped requests, as a
+// worker records it.
 type entry struct {
-	end   int64 // ns since run start: completion, or the moment it was dropped
-	lat   int64 // µs
+	end   int64 // ns since run start: completion, or when a dropped one was due
+	lat   int64 // µs; for dropped requests, how many (droppedEntry)
 	op    workload.OpType
 	phase Phase
 	flags uint8
 	kind  uint8 // error kind index into the kind table; 0 = success
+}
+
+// droppedEntry stands for n requests of operation op that were due at at
+// and not sent.
+func droppedEntry(at int64, op workload.OpType, phase Phase, n int64) entry {
+	return entry{end: at, lat: n, op: op, phase: phase, flags: flagDropped}
 }
 
 // handleBufLen entries are buffered per worker before they are merged into
@@ -119,6 +127,7 @@ type collector struct {
 	intervalNs   int64
 	measureStart int64 // ns since run start
 	measureEnd   int64 // ns since run start
+	lastIdx      int64 // the run's last interval: it also holds what completed after the end
 	ops          []workload.OpType
 	handles      []*handle
 	buckets      map[int64]*bucket
@@ -128,6 +137,7 @@ type collector struct {
 	pool         []*opStats
 	kinds        *kindTable
 	totals       [numPhases]Totals
+	kindTotals   [maxKinds]int64 // errors by kind, both phases
 	// windowDone counts successful completions inside the measured window
 	// [measureStart, measureEnd), whatever their phase: the throughput of
 	// the window (seed-digest §1, T = ops / time). Latency statistics are
@@ -140,6 +150,7 @@ func newCollector(interval time.Duration, measureStart, measureEnd int64, ops []
 		intervalNs:   int64(interval),
 		measureStart: measureStart,
 		measureEnd:   measureEnd,
+		lastIdx:      max(measureEnd-1, 0) / int64(interval),
 		ops:          ops,
 		buckets:      map[int64]*bucket{},
 		kinds:        kinds,
@@ -185,7 +196,7 @@ func (c *collector) absorb(es []entry) {
 	c.mu.Lock()
 	for i := range es {
 		e := &es[i]
-		idx := e.end / c.intervalNs
+		idx := min(e.end/c.intervalNs, c.lastIdx)
 		if idx < c.emitted {
 			// The interval was already handed out (the worker was descheduled
 			// across the boundary for longer than the grace period): count the
@@ -197,13 +208,14 @@ func (c *collector) absorb(es []entry) {
 		t := &c.totals[e.phase]
 		switch {
 		case e.flags&flagDropped != 0:
-			s.dropped++
-			t.Dropped++
+			s.dropped += e.lat
+			t.Dropped += e.lat
 			continue
 		case e.kind != 0:
 			s.errors++
 			s.kinds[e.kind]++
 			t.Errors++
+			c.kindTotals[e.kind]++
 		default:
 			s.count++
 			t.Completed++
@@ -333,6 +345,22 @@ func (c *collector) release(ticks []Tick) {
 			c.pool = append(c.pool, s)
 		}
 	}
+}
+
+// errorKinds is the run's errors by kind so far; nil when there were none.
+func (c *collector) errorKinds() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var m map[string]int64
+	for k, n := range c.kindTotals {
+		if n > 0 {
+			if m == nil {
+				m = map[string]int64{}
+			}
+			m[c.kinds.name(uint8(k))] += n
+		}
+	}
+	return m
 }
 
 func (c *collector) snapshotTotals() ([numPhases]Totals, int64) {

@@ -23,6 +23,12 @@ type Schedule interface {
 	// since the start of the run. Successive values never decrease;
 	// math.MaxInt64 means that no request follows.
 	Next() int64
+	// Skip passes over the arrivals intended before t that Next has not
+	// returned yet and says how many there were, by arithmetic rather than
+	// one by one: the engine drops in bulk the requests it can no longer
+	// send in time (engine.go, dropOverdue). Next then returns the first
+	// arrival at or after t.
+	Skip(t int64) int64
 	// MeanRate is the mean intended rate in requests per second over
 	// [from, to) since the start of the run: the expected number of
 	// arrivals in the window divided by its length. It does not depend on
@@ -92,6 +98,22 @@ func checkRate(rate float64) error {
 // schedule with the same seed draws the same gaps.
 func newArrivalRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0xa771a1)) }
 
+// maxArrivals bounds the arrivals a schedule hands out (2^53, where
+// float64 stops counting exactly): a rate so high that a run would hold
+// more is not one any engine paces, and the bound keeps the counts of a
+// run's dropped requests far from overflowing.
+const maxArrivals = 1 << 53
+
+// at converts a time in nanoseconds held as float64 to int64, saturating at
+// math.MaxInt64 ("never") instead of overflowing: a rate of 1e-300/s puts
+// its second arrival beyond any time.
+func at(ns float64) int64 {
+	if !(ns < math.MaxInt64) {
+		return math.MaxInt64
+	}
+	return int64(ns)
+}
+
 // Constant spaces requests exactly 1/Rate apart: the k-th request (k = 0, 1,
 // ...) is intended at k/Rate seconds. Computing k/Rate instead of summing
 // the spacing keeps rounding error from accumulating over long runs.
@@ -100,11 +122,41 @@ type Constant struct {
 	k    int64
 }
 
+// time is the intended start of arrival k.
+func (c *Constant) time(k int64) int64 {
+	if k >= maxArrivals {
+		return math.MaxInt64
+	}
+	return at(float64(k) * 1e9 / c.Rate)
+}
+
 // Next implements Schedule.
 func (c *Constant) Next() int64 {
-	t := int64(float64(c.k) * 1e9 / c.Rate)
+	t := c.time(c.k)
 	c.k++
 	return t
+}
+
+// Skip implements Schedule: the first arrival at or after t is about
+// k = t * Rate (an estimate corrected by a step or two for rounding).
+func (c *Constant) Skip(t int64) int64 {
+	k := c.k
+	if c.time(k) >= t {
+		return 0
+	}
+	g := math.Ceil(float64(t) * c.Rate / 1e9)
+	if !(g < maxArrivals) {
+		g = maxArrivals
+	}
+	n := max(int64(g), k+1)
+	for n > k+1 && c.time(n-1) >= t {
+		n--
+	}
+	for n < maxArrivals && c.time(n) < t {
+		n++
+	}
+	c.k = n
+	return n - k
 }
 
 // MeanRate implements Schedule.
@@ -133,7 +185,23 @@ func (p *Poisson) Next() int64 {
 	}
 	t := p.t
 	p.t += p.rng.ExpFloat64() * 1e9 / p.Rate
-	return int64(t)
+	return at(t)
+}
+
+// Skip implements Schedule. The pending arrival at p.t is before t; the
+// arrivals after it in (p.t, t) are Poisson with mean Rate (t - p.t), and
+// by the memorylessness of the exponential gaps the first arrival after t
+// is t plus a fresh gap: the same process as drawing every gap.
+func (p *Poisson) Skip(t int64) int64 {
+	if p.rng == nil {
+		p.rng = newArrivalRand(p.Seed)
+	}
+	if !(p.t < float64(t)) {
+		return 0
+	}
+	n := 1 + poissonCount(p.rng, (float64(t)-p.t)*p.Rate/1e9)
+	p.t = float64(t) + p.rng.ExpFloat64()*1e9/p.Rate
+	return n
 }
 
 // MeanRate implements Schedule.

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -26,9 +27,45 @@ type worker struct {
 	ctx  context.Context
 	stop context.CancelFunc
 	// busySince is the start (ns since run start) of the request in flight,
-	// 0 when idle, and negated by the watchdog when it cancelled the request
-	// for exceeding the timeout.
+	// 0 when idle, negated by the watchdog when it recorded the request's
+	// timeout, and leftBehind when the run ended without it.
 	busySince atomic.Int64
+	// inflight is the request in flight as the watchdog records its
+	// timeout (operation, phase, flags); set before busySince.
+	inflight entry
+	// answered is when this worker last had an answer (success or the
+	// target's error; ns since run start): a run past its end waits for
+	// requests in flight only while answers come (run.drained).
+	answered atomic.Int64
+	// state says whether the worker's goroutine is running, has returned,
+	// or was left behind by Run: who closes the client (exit, release).
+	state atomic.Int32
+}
+
+// leftBehind marks busySince of a request that Run stopped waiting for.
+const leftBehind = math.MinInt64
+
+// Worker states.
+const (
+	running int32 = iota
+	exited
+	abandoned
+)
+
+// exit is the worker goroutine's last act: it closes its client itself
+// when Run has already left without it.
+func (w *worker) exit() {
+	if !w.state.CompareAndSwap(running, exited) {
+		_ = w.client.Close()
+	}
+}
+
+// release is Run's last act for w: it closes the client unless the worker
+// is still running (then exit will).
+func (w *worker) release() {
+	if !w.state.CompareAndSwap(running, abandoned) {
+		_ = w.client.Close()
+	}
 }
 
 func newRand(seed, stream uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, stream^0x70ad)) }
@@ -54,6 +91,7 @@ func (w *worker) cancel() {
 // client is charged to the system, seed-digest §1), from the actual start
 // when it started slightly early.
 func (w *worker) do(intended, start int64, phase Phase, flags uint8) {
+	w.inflight = entry{op: w.op.Type, phase: phase, flags: flags}
 	w.busySince.Store(max(start, 1))
 	err := w.client.Do(w.ctx, w.op)
 	end := w.run.since()
@@ -64,23 +102,26 @@ func (w *worker) do(intended, start int64, phase Phase, flags uint8) {
 			w.keys.Acknowledge(w.op.KeyNum)
 		}
 	}
-	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase, flags: flags}
-	timedOut := w.busySince.Swap(0) < 0
-	if timedOut {
+	switch busy := w.busySince.Swap(0); {
+	case busy == leftBehind:
+		return // counted unfinished when the run left it behind (run.letGo)
+	case busy < 0:
+		// The watchdog recorded the timeout when it expired (run.expire);
+		// an answer this late is ignored.
 		w.resetCtx() // waits for the watchdog's cancel to finish (w.mu)
+		return
 	}
+	e := entry{end: end, lat: micros(end - min(intended, start)), op: w.op.Type, phase: phase, flags: flags}
 	if err != nil {
-		kind := "timeout"
-		if !timedOut {
-			if w.run.ctx.Err() != nil {
-				// The run was stopped under this request: not the target's error.
-				w.run.unfinished.Add(1)
-				return
-			}
-			kind = classify(err)
+		if w.run.ctx.Err() != nil {
+			// The run was stopped under this request: not the target's error.
+			w.run.unfinished.Add(1)
+			return
 		}
-		e.kind = w.run.kinds.id(kind)
+		e.kind = w.run.kinds.id(classify(err))
+		w.run.noteError(err.Error)
 	}
+	w.answered.Store(end)
 	w.rec.record(e)
 }
 
@@ -91,7 +132,7 @@ func (w *worker) open(src *arrivals) {
 	done := w.run.ctx.Done()
 	first := true
 	for {
-		intended, wait, ok := src.next(w.op, wt)
+		intended, wait, ok := src.next(w.op, wt, w.rec)
 		if !ok {
 			return
 		}
@@ -109,10 +150,12 @@ func (w *worker) open(src *arrivals) {
 		now := w.run.since()
 		lateness := now - intended
 		phase := w.run.phase(intended)
-		if lateness > int64(cfg.DropAfter) {
+		if wait && lateness > int64(cfg.DropAfter) {
 			// No catch-up burst: a request this far behind its schedule is
-			// not sent, only counted.
-			w.rec.record(entry{end: now, op: w.op.Type, phase: phase, flags: flagDropped})
+			// not sent, only counted, in the interval it was due in. (One
+			// taken at once was checked when it was claimed: arrivals
+			// already that late were dropped in bulk.)
+			w.rec.record(droppedEntry(intended, w.op.Type, phase, 1))
 			if w.op.Type == workload.Insert {
 				w.keys.AcknowledgeMissing(w.op.KeyNum) // never sent: never to be read
 			}

@@ -179,6 +179,9 @@ func (a *Assessment) assessTreatment(t TreatmentInput) (Treatment, error) {
 		out.Findings = append(out.Findings, Finding{Finding: f, Treatment: t.Name})
 	}
 	out.Throughput, out.Level = bestThroughput(t.Runs)
+	if c := t.Capacity; c != nil {
+		out.Throughput, out.Level, out.CostNote = c.Throughput, c.Level, c.Why
+	}
 	return out, nil
 }
 
@@ -291,7 +294,9 @@ func (a *Assessment) compareCosts(ins []TreatmentInput, maxNodes int) {
 			t.CostNote = "no lab event: its hosts' prices are unknown"
 			continue
 		case !(t.Throughput > 0):
-			t.CostNote = "no completed run with a throughput"
+			if t.CostNote == "" {
+				t.CostNote = "no completed run with a throughput"
+			}
 			continue
 		}
 		d, from, err := cost.LabDeployment(t.Lab.Hosts, tin.Catalog, tin.CatalogFrom)

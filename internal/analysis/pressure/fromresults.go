@@ -87,8 +87,15 @@ func Gather(r *results.Results, opt Options) (Input, results.ESL, error) {
 		}
 	}
 	cache := map[Key][]monitor.Sample{}
+	caps, err := cost.Capacities(r)
+	if err != nil {
+		return in, set, err
+	}
 	for _, t := range treatmentsOf(r) {
 		ti := TreatmentInput{Name: t.Name, Runs: t.runs, Imported: t.imported, OptionA: t.Analysis.ESL.OptionA, Models: map[Key]Timeline{}}
+		if c, ok := caps[t.Name]; ok && !t.imported {
+			ti.Capacity = &c
+		}
 		if l, ok := labOf(r, t.runs); ok {
 			ti.Lab = &l
 			ti.Catalog, ti.CatalogFrom = cost.CatalogFor(l)

@@ -3,6 +3,7 @@ package pressure
 import (
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/analysis/cost"
 	"github.com/headroom-dev/headroom/internal/analysis/esl"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -63,6 +64,10 @@ type TreatmentInput struct {
 	Samples map[Key][]monitor.Sample
 	OptionA results.ESLOptionA
 	Notes   []string // from gathering the models
+	// Capacity is the treatment's one capacity figure, which its cost per
+	// req/s divides by (cost.Capacities); nil in an input built by hand,
+	// which then uses the highest mean throughput over its levels.
+	Capacity *cost.Capacity
 }
 
 // PairInput is one provider-side and one client-side series of a volume

@@ -61,7 +61,7 @@ type Treatment struct {
 	Models     []ModelEntry // the ESL model of every host resource, sorted, each span of a changing one
 	Subjects   []Subject
 	Findings   []Finding
-	Throughput float64 // the highest mean throughput over levels, req/s (NaN without runs)
+	Throughput float64 // the capacity figure its cost divides by (cost.Capacities), req/s (NaN without one)
 	Level      float64 // where it was reached
 	Cost       *cost.Option
 	CostNote   string // why there is no cost

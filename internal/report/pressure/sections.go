@@ -281,7 +281,7 @@ func beforeAfterSection(a *assess.Assessment) (page.Section, bool) {
 		row := []page.Cell{page.Text(r.Label)}
 		for j := range a.Treatments {
 			switch r.Label {
-			case "throughput (req/s)":
+			case "capacity (req/s)":
 				row = append(row, page.Number(fmt.Sprintf("%.1f req/s", r.Means[j]), r.Means[j]), page.Text(""))
 			case "$/month per req/s":
 				row = append(row, page.Number(cost.Money(r.Means[j]), r.Means[j]), page.Text(""))
@@ -310,7 +310,7 @@ func beforeAfterSection(a *assess.Assessment) (page.Section, bool) {
 			Boxes:  &chart.Boxes{X: chart.Axis{Label: "treatment, host, service, quality"}, Y: chart.Axis{Label: "SLP", Unit: "%", Min: chart.At(0)}, Boxes: boxes}}})
 	}
 	sec.Blocks = append(sec.Blocks, page.Block{Table: &page.Table{ID: "slp-before-after-table", Title: "Mean and p99 SLP, throughput and cost per treatment",
-		Source:  "SLP as in the sections above; throughput is the best level's mean over its completed runs; cost from the lab's prices over that throughput",
+		Source:  "SLP as in the sections above; throughput is the treatment's capacity figure (the highest mean throughput of a level that meets the SLO without client limits, as in the capacity section); cost from the lab's prices over that throughput",
 		Columns: cols, Rows: cells}})
 	return sec, true
 }
@@ -336,7 +336,7 @@ func costSection(a *assess.Assessment) (page.Section, bool) {
 		sentences = append(sentences, c.A+": "+SavingsSentence(c))
 		sources = append(sources, c.Prices)
 	}
-	src := "throughputs are each treatment's best level mean; option B assumes throughput linear in nodes and takes the largest cluster below option A's throughput; prices: " + strings.Join(format.Distinct(sources), " | ")
+	src := "throughputs are each treatment's capacity figure (as in the capacity section); option B assumes throughput linear in nodes and takes the largest cluster below option A's throughput; prices: " + strings.Join(format.Distinct(sources), " | ")
 	return page.Section{ID: "slp-cost", Title: "Cost: provision more vs scale out",
 		Summary: strings.Join(sentences, ". ") + ".",
 		Blocks: []page.Block{

@@ -128,7 +128,7 @@ func writeTreatment(w io.Writer, a *assess.Assessment, t assess.Treatment) {
 		fmt.Fprintln(w, "  "+t.Hosts)
 	}
 	if !math.IsNaN(t.Throughput) {
-		line := fmt.Sprintf("  throughput %.1f req/s (the best level's mean, at level %g)", t.Throughput, t.Level)
+		line := fmt.Sprintf("  capacity %.1f req/s (the highest mean throughput that meets the SLO without client limits, at level %g)", t.Throughput, t.Level)
 		if t.Cost != nil {
 			line += fmt.Sprintf(" · %s/month · %s/month per req/s", cost.Money(t.Cost.MonthlyCost), cost.Money(t.Cost.PerReqPerS))
 		}
@@ -251,7 +251,7 @@ func BeforeAfter(a *assess.Assessment) []BeforeAfterRow {
 			r.Means[j], r.P99s[j] = b.Mean, b.P99
 		}
 	}
-	tp := BeforeAfterRow{Label: "throughput (req/s)"}
+	tp := BeforeAfterRow{Label: "capacity (req/s)"}
 	pr := BeforeAfterRow{Label: "$/month per req/s"}
 	for _, t := range a.Treatments {
 		tp.Cells = append(tp.Cells, fmt.Sprintf("%.1f", t.Throughput))

@@ -88,7 +88,7 @@ func stallTable(t stall.Treatment) page.Block {
 	latCol := func(title string) page.Column { return page.Column{Title: title, Unit: "µs"} }
 	tb := &page.Table{
 		ID:    format.ID("stalls-" + t.Treatment.Name),
-		Title: "Stalls and corrected percentiles, " + label(t.Treatment.Name),
+		Title: "Stalls and latency percentiles corrected for coordinated omission, " + label(t.Treatment.Name),
 		Source: fmt.Sprintf("from %s of %s, measured phase, all operations; pace E = the mean interval between one client's requests outside stalls "+
 			"(clients x (measured time - stalled time) / (requests - requests that waited through stalls), think time included); "+
 			"stall = a period in which no request completed, at least %d paces and at least %s long; "+

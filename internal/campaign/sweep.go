@@ -245,12 +245,13 @@ func (ex *executor) judgeSLO(r *results.Results, li int, sw *spec.Sweep, v *resu
 		v.SLOPass = &pass
 		if !pass {
 			slo := ex.s.SLO
-			what := "all operations"
+			what := "requests"
 			if slo.Operation != "" {
-				what = slo.Operation
+				what = slo.Operation + " requests"
 			}
-			v.Reasons = append(v.Reasons, fmt.Sprintf("the SLO failed: %.1f%% of %s requests within %v, below the %s%% asked (p%s %v)",
-				100*l.SLO.Within.Mean, what, slo.Threshold.Duration, num(slo.Percentile), num(slo.Percentile), time.Duration(l.SLO.Value.Mean*float64(time.Microsecond)).Round(time.Microsecond)))
+			p99 := time.Duration(l.SLO.Value.Mean * float64(time.Microsecond)).Round(10 * time.Microsecond)
+			v.Reasons = append(v.Reasons, fmt.Sprintf("the SLO failed: %.1f%% of %s within %v, below the %s%% asked (p%s = %v)",
+				100*l.SLO.Within.Mean, what, slo.Threshold.Duration, num(slo.Percentile), num(slo.Percentile), p99))
 		}
 		return nil
 	}

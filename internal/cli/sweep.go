@@ -7,6 +7,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/report/format"
+	"github.com/headroom-dev/headroom/internal/report/sweep"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 )
@@ -57,33 +58,17 @@ func cpuJudged(t results.Treatment) string {
 }
 
 // printSweep says, in the summary, where a treatment's sweep stopped and
-// why, or that it reached its cap without saturating.
+// why, or that it reached its cap without saturating (the report's sweep
+// section says the same).
 func printSweep(w io.Writer, r *results.Results, t results.Treatment) error {
 	sw, err := r.Sweep(t.Name)
 	if err != nil || sw == nil {
 		return err
 	}
-	model := sw.Plan.Model
-	if stop, ok := sw.Stop(); ok {
-		fmt.Fprintf(w, "Sweep: saturated at %s (level %d of at most %d, from %s by %s): %s\n",
-			format.LoadText(model, stop.Level), stop.LevelIndex+1, sw.Plan.Levels, format.Num(sw.Plan.From), format.Num(sw.Plan.Step), strings.Join(stop.Reasons, "; "))
-		for _, n := range stop.Notes {
-			fmt.Fprintf(w, "  %s\n", n)
-		}
-		return nil
-	}
-	switch n := len(sw.Levels); {
-	case n == 0:
-		fmt.Fprintf(w, "Sweep: no level has been judged yet (from %s by %s, at most %d levels)\n", format.Num(sw.Plan.From), format.Num(sw.Plan.Step), sw.Plan.Levels)
-	case n >= sw.Plan.Levels:
-		last := sw.Levels[n-1]
-		fmt.Fprintf(w, "Sweep: reached its cap at %s without saturating (%d levels)\n", format.LoadText(model, last.Level), n)
-		for _, note := range last.Notes {
-			fmt.Fprintf(w, "  %s\n", note)
-		}
-	default:
-		last := sw.Levels[n-1]
-		fmt.Fprintf(w, "Sweep: unfinished: %d of at most %d levels judged, up to %s, none saturated\n", n, sw.Plan.Levels, format.LoadText(model, last.Level))
+	text, notes := sweep.Text(sw)
+	fmt.Fprintf(w, "Sweep: %s\n", text)
+	for _, n := range notes {
+		fmt.Fprintf(w, "  %s\n", n)
 	}
 	return nil
 }

@@ -37,8 +37,12 @@ spec expands to. Exits 1 if any spec has a problem.`,
 				if len(s.Treatments) > 0 {
 					shape = treatmentShape(s)
 				}
-				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %d runs (%s), about %v\n",
-					path, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
+				upTo := "" // a sweep stops after its saturating level (sweep.go)
+				if len(sweepLines(s)) > 0 {
+					upTo = "up to "
+				}
+				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %s%d runs (%s), about %v\n",
+					path, upTo, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
 				for _, l := range append(treatmentLines(s), sweepLines(s)...) { // sweep.go
 					fmt.Fprintln(c.OutOrStdout(), "  "+l)
 				}

@@ -5,6 +5,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
+	"github.com/headroom-dev/headroom/internal/report/sweep"
 	"github.com/headroom-dev/headroom/internal/results"
 )
 
@@ -17,6 +18,7 @@ type Builder func(r *results.Results) ([]page.Section, error)
 // page.Build makes (campaign, runs, load response, intervals, events).
 var Sections = []Builder{
 	rigor.CapacitySections,
+	sweep.ReportSections,
 	rigor.VariabilitySections,
 	rigor.StallSections,
 	rigor.ScalingSections,

@@ -249,3 +249,50 @@ output: out
 		t.Errorf("resume at the cap: %v, want nothing to resume", err)
 	}
 }
+
+// Each treatment sweeps on its own: its verdicts carry its name, and a
+// treatment whose sweep saturated runs no higher level while the other
+// goes on to its cap. Treatment "strict" has an SLO no request can meet
+// (1µs), so it saturates at its first level; "loose" never does.
+func TestSweepPerTreatment(t *testing.T) {
+	dir := t.TempDir()
+	s := parse(t, dir, `
+name: sweep-treatments
+target: {type: sqlite}
+workload: {operations: {read: 1}, record_count: 10}
+load: {model: open, rates: {from: 50, step: 50, until: saturated, max_levels: 2}}
+slo: {percentile: 99, threshold: 1s}
+phases: {warmup: 0s, measure: 1s}
+interval: 250ms
+treatments:
+  - name: loose
+  - name: strict
+    set: {slo.threshold: 1us}
+output: out
+`)
+	out, st := start(t, s)
+	if out.Runs != 3 || out.Completed != 3 {
+		t.Errorf("outcome: %d runs planned, %d completed; want 3 (2 loose, 1 strict)", out.Runs, out.Completed)
+	}
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, _ := r.Sweep("loose")
+	strict, _ := r.Sweep("strict")
+	if loose == nil || strict == nil {
+		t.Fatalf("sweeps %v %v", loose, strict)
+	}
+	if _, ok := loose.Stop(); ok || len(loose.Levels) != 2 {
+		t.Errorf("loose: %+v, want 2 levels, none saturated", loose.Levels)
+	}
+	if stop, ok := strict.Stop(); !ok || stop.Level != 50 || len(strict.Levels) != 1 {
+		t.Errorf("strict: %+v, want saturated at 50 req/s, its only level", strict.Levels)
+	}
+	if done, planned := r.Progress(); done != 3 || planned != 3 {
+		t.Errorf("progress %d of %d, want 3 of 3", done, planned)
+	}
+	if _, err := Resume(context.Background(), out.Dir, Options{}); !errors.Is(err, ErrNothingToResume) {
+		t.Errorf("resume: %v, want nothing to resume", err)
+	}
+}

@@ -298,12 +298,21 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		}
 	}
 
+	// A run in which not one request succeeded measured nothing: it fails
+	// with the engine's sentence on why (a target that never answered, or
+	// answered only errors), before any error that ended it.
 	status, msg := store.StatusCompleted, ""
+	failure := res.Failure()
 	switch {
 	case res.Interrupted:
 		status, msg = store.StatusInterrupted, "stopped by a signal"
+	case err != nil && failure != "":
+		status, msg = store.StatusFailed, failure+"; "+err.Error()
 	case err != nil:
 		status, msg = store.StatusFailed, err.Error()
+	case failure != "":
+		status, msg = store.StatusFailed, failure
+		err = errors.New(failure)
 	}
 	m := res.Measured
 	sum := store.RunSummary{
@@ -341,8 +350,8 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if res.Note != "" {
 		verdict += "; " + res.Note
 	}
-	if err != nil && status == store.StatusFailed {
-		verdict += "; " + err.Error()
+	if status == store.StatusFailed {
+		verdict += "; " + msg
 	}
 	ex.prog.RunDone(ex.state(p, "done", load.Tick{}, load.Totals{}), verdict)
 	if errors.Is(err, context.Canceled) && res.Interrupted {

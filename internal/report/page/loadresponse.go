@@ -74,8 +74,6 @@ func verdicts(sum levels.Summary, set setting) string {
 		}
 	}
 	switch {
-	case limited == 0 && set.inProcess:
-		b.WriteString("The client was not the limit in any run: the target runs inside the client process, and the engine's own share of its CPU stayed small, so CPU saturation and late sends are the target's (their delay is in the latency).")
 	case limited == 0:
 		b.WriteString("The client was not the limit in any run.")
 	case set.inProcess:

@@ -77,14 +77,6 @@ func (w *worker) resetCtx() {
 	w.mu.Unlock()
 }
 
-func (w *worker) cancel() {
-	w.mu.Lock()
-	if w.stop != nil {
-		w.stop()
-	}
-	w.mu.Unlock()
-}
-
 // do executes w.op, which was intended to start at intended and started at
 // start, and records the outcome. Latency is measured from the earlier of the
 // two: from the intended time when the request is late (so queueing in the

@@ -98,7 +98,11 @@ finishes the campaign later without repeating completed runs.`,
 					}
 					s.Output = abs
 				}
-				fmt.Fprintf(c.ErrOrStderr(), "%s: %d runs, about %v; results in %s\n", s.Name, plannedRuns(s), plannedDuration(s), s.Output)
+				upTo := "" // a sweep stops after its saturating level (sweep.go)
+				if len(sweepLines(s)) > 0 {
+					upTo = "up to "
+				}
+				fmt.Fprintf(c.ErrOrStderr(), "%s: %s%d runs, about %v; results in %s\n", s.Name, upTo, plannedRuns(s), plannedDuration(s), s.Output)
 				out, err = campaign.Start(ctx, s, opt)
 			}
 			prog.Finish()

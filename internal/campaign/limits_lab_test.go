@@ -16,8 +16,8 @@ import (
 // The designed cause: PostgreSQL on a lab host with too little memory for
 // its table reads from a 200-IOPS volume; halfway through the measured
 // phase a set_volume event raises the volume to 400 IOPS while 300 reads/s
-// keep arriving. Before the event the volume serves about 200 reads/s, at
-// its limit; after it, about 300, three quarters of the new limit. The
+// keep arriving. Before the event the volume serves about 200 reads and
+// writes per second together, at its limit; after it, well above that. The
 // results record the limit change at its moment, and both the bottleneck
 // analysis (utilisation against the IOPS limit in force) and the pressure
 // analysis (SLP = observed / ESL in force) judge each second by the limit
@@ -101,21 +101,31 @@ output: out
 		h, _ := r.HostLimits("db1", at)
 		return iopsOf(h)
 	}
-	var rb, ra []float64 // reads per second before and after
+	var rb, ra, wb, wa []float64 // reads and writes per second before and after
 	for _, x := range raw {
-		if x.Metric != monitor.DiskReadOps {
+		if x.Metric != monitor.DiskReadOps && x.Metric != monitor.DiskWriteOps {
 			continue
 		}
+		bef, aft := &rb, &ra
+		if x.Metric == monitor.DiskWriteOps {
+			bef, aft = &wb, &wa
+		}
 		if before(x.Start, x.Period) {
-			rb = append(rb, x.Value)
+			*bef = append(*bef, x.Value)
 		} else if after(x.Start, x.Period) {
-			ra = append(ra, x.Value)
+			*aft = append(*aft, x.Value)
 		}
 	}
-	mb, ma := mean(rb), mean(ra)
-	t.Logf("volume reads: %.0f/s over %d s before the event, %.0f/s over %d s after", mb, len(rb), ma, len(ra))
-	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 215 || ma < 225 || ma > 330 {
-		t.Fatalf("the designed cause did not happen: reads %.0f/s before (want about 200, the limit) and %.0f/s after (want about 300, the offered rate)", mb, ma)
+	// Reads and writes share the volume's one budget (PostgreSQL writes
+	// too, after population: hint bits, checkpoints), so the designed cause
+	// is on their sum: at the limit before the event, well above it after.
+	mb, ma := mean(rb)+mean(wb), mean(ra)+mean(wa)
+	t.Logf("volume reads: %.0f/s over %d s before the event, %.0f/s over %d s after; writes %.0f/s and %.0f/s", mean(rb), len(rb), mean(ra), len(ra), mean(wb), mean(wa))
+	// The lab follows the shared budget by feedback every 250 ms, and a
+	// database writes in bursts: over a few seconds the sum lands within
+	// about 15% of the budget (docs/lab.md).
+	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 235 || ma < 1.25*mb || ma > 440 {
+		t.Fatalf("the designed cause did not happen: reads + writes %.0f/s before (want about 200, the limit) and %.0f/s after (want well above it, at most the new 400)", mb, ma)
 	}
 
 	// Bottleneck: reads + writes against the one budget in force (8 KiB

@@ -40,8 +40,8 @@ const (
 	// until its rate falls under idleAt of its limit, because a throttled
 	// rate measured over one tick is noisy (the throttle dispatches in
 	// bursts, and every rewrite of a limit restarts its time slice).
-	busyAt = 0.9
-	idleAt = 0.6
+	busyAt = 0.85
+	idleAt = 0.5
 )
 
 // dirLimits are the kernel limits of one volume: reads, then writes; 0 is
@@ -99,8 +99,20 @@ type volumeBudget struct {
 	bytesSplit [2]float64 // bytes per second per direction
 	opsBusy    [2]bool    // each direction presses its ops limit
 	bytesBusy  [2]bool    // ... its bytes limit
-	last       ioCounters
-	lastAt     time.Time
+	rateOps    [2]float64 // smoothed normalized ops per second
+	rateBytes  [2]float64 // smoothed bytes per second
+	smoothed   bool       // the rates hold a first reading
+	// gain scales the ops split into kernel limits. The kernel's counters,
+	// which the monitor and the analyses read, count more operations than
+	// its throttle charges (split requests, and writes it counts but does
+	// not hold back, such as a checkpoint's flush): measured against its
+	// counters, a split that sums to the budget lets through more. The
+	// gain closes that gap by feedback: it shrinks while the volume uses
+	// more than its budget and grows back while it uses less and wants
+	// more.
+	gain   float64
+	last   ioCounters
+	lastAt time.Time
 }
 
 // ioCounters are a cgroup's cumulative operations and bytes on one device.
@@ -110,7 +122,7 @@ type ioCounters struct {
 }
 
 func newVolumeBudget(iops, mibps float64) *volumeBudget {
-	b := &volumeBudget{ops: iops, bytes: mibps * (1 << 20)}
+	b := &volumeBudget{ops: iops, bytes: mibps * (1 << 20), gain: 1}
 	if b.ops > 0 {
 		b.opsSplit = split(b.ops, [2]float64{})
 	}
@@ -144,7 +156,10 @@ func (b *volumeBudget) limits(dev string) dirLimits {
 
 // kernelOps and kernelBytes are the split with each direction raised to
 // its reserve.
-func (b *volumeBudget) kernelOps() [2]float64   { return reserved(b.opsSplit, b.ops) }
+func (b *volumeBudget) kernelOps() [2]float64 {
+	g := b.gain
+	return reserved([2]float64{b.opsSplit[0] * g, b.opsSplit[1] * g}, b.ops*g)
+}
 func (b *volumeBudget) kernelBytes() [2]float64 { return reserved(b.bytesSplit, b.bytes) }
 
 func reserved(split [2]float64, budget float64) [2]float64 {
@@ -161,34 +176,59 @@ func (b *volumeBudget) observe(c ioCounters, at time.Time) bool {
 	if !c.ok || !prev.ok || dt <= 0 {
 		return false
 	}
-	var nOps, nBytes [2]float64
+	// Rates smoothed over about a second (each tick halves the weight of
+	// the past): a database's writes come in bursts, and a split that
+	// followed each tick would flip back and forth, restarting the
+	// throttle's slice (and its allowance) at every rewrite.
 	for d := 0; d < 2; d++ {
 		ops := float64(c.ops[d]-prev.ops[d]) / dt
 		bytes := float64(c.bytes[d]-prev.bytes[d]) / dt
-		nOps[d] = max(ops, bytes/normalizedOpBytes)
-		nBytes[d] = bytes
+		ops = max(ops, bytes/normalizedOpBytes)
+		if b.smoothed {
+			ops, bytes = (b.rateOps[d]+ops)/2, (b.rateBytes[d]+bytes)/2
+		}
+		b.rateOps[d], b.rateBytes[d] = ops, bytes
 	}
+	b.smoothed = true
+	nOps, nBytes := b.rateOps, b.rateBytes
 	changed := false
 	if b.ops > 0 {
+		total := nOps[0] + nOps[1]
+		g := b.gain
+		// Proportional steps, bounded so that one burst (a checkpoint's
+		// flush) cannot shut the volume, and a finished burst is
+		// recovered from within a few ticks.
+		switch {
+		case total > 1.02*b.ops:
+			g *= max(0.7, b.ops/total)
+		case total < 0.95*b.ops && (b.opsBusy[0] || b.opsBusy[1]):
+			g *= min(1.5, max(1.1, b.ops/max(total, 1)))
+		}
+		g = min(1, max(0.05, g))
+		if math.Abs(g-b.gain) > 0.05*b.gain {
+			b.gain, changed = g, true
+		}
 		lim := b.kernelOps()
 		next := split(b.ops, [2]float64{demand(nOps[0], lim[0], &b.opsBusy[0]), demand(nOps[1], lim[1], &b.opsBusy[1])})
-		changed = changed || moved(b.opsSplit, next)
-		b.opsSplit = next
+		if moved(b.opsSplit, next) {
+			b.opsSplit, changed = next, true
+		}
 	}
 	if b.bytes > 0 {
 		lim := b.kernelBytes()
 		next := split(b.bytes, [2]float64{demand(nBytes[0], lim[0], &b.bytesBusy[0]), demand(nBytes[1], lim[1], &b.bytesBusy[1])})
-		changed = changed || moved(b.bytesSplit, next)
-		b.bytesSplit = next
+		if moved(b.bytesSplit, next) {
+			b.bytesSplit, changed = next, true
+		}
 	}
 	return changed
 }
 
-// moved reports a change of more than 2% in either direction: rewriting the
-// throttle restarts its time slice, so it is not rewritten for noise.
+// moved reports a change of more than 10% in either direction: rewriting
+// the throttle restarts its time slice, so it is not rewritten for noise.
 func moved(a, b [2]float64) bool {
 	for d := 0; d < 2; d++ {
-		if math.Abs(a[d]-b[d]) > 0.02*max(a[d], b[d]) {
+		if math.Abs(a[d]-b[d]) > 0.1*max(a[d], b[d]) {
 			return true
 		}
 	}
@@ -218,6 +258,7 @@ func (l *Lab) setBudget(h *HostState) error {
 		b.bytesSplit = rescale(old.bytesSplit, old.bytes, b.bytes)
 		b.last, b.lastAt = old.last, old.lastAt
 		b.opsBusy, b.bytesBusy = old.opsBusy, old.bytesBusy
+		b.rateOps, b.rateBytes, b.smoothed, b.gain = old.rateOps, old.rateBytes, old.smoothed, old.gain
 	} else {
 		// The first reading now, so that the first tick already splits.
 		b.last, b.lastAt = l.cg.ioCounters(h.Cgroup, h.Device), time.Now()

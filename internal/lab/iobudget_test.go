@@ -73,6 +73,16 @@ func TestBudgetFollowsDemand(t *testing.T) {
 	if lim.IOPS != [2]uint64{100, 100} || lim.BPS != [2]uint64{100 << 18, 100 << 18} {
 		t.Fatalf("limits %+v", lim)
 	}
+	// Counters that count 30% more than the throttle charges (split
+	// requests): the gain shrinks the kernel limits until the counted
+	// total is the budget.
+	for i := 0; i < 30; i++ {
+		k := b.kernelOps()
+		step(1.3*k[0], 1.3*k[1])
+	}
+	if total := 1.3 * (b.kernelOps()[0] + b.kernelOps()[1]); total < 190 || total > 212 {
+		t.Fatalf("over-counting counters: kernel limits %v count %.1f/s against a budget of 200 (gain %.2f)", b.kernelOps(), total, b.gain)
+	}
 	// A bandwidth budget caps the bytes below the normalized ops' bytes.
 	bw := newVolumeBudget(200, 10)
 	if l := bw.limits("8:0"); l.BPS != [2]uint64{5 << 20, 5 << 20} || l.IOPS != [2]uint64{100, 100} {

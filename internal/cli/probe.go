@@ -5,12 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -129,12 +126,8 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		}
 		s.Output = abs
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := newStopContext()
 	defer stop()
-	go func() {
-		<-ctx.Done()
-		stop() // a second Ctrl-C ends the process the ordinary way
-	}()
 
 	sess, err := campaign.NewSession(s, campaign.SessionOptions{Kind: "probe"})
 	if err != nil {
@@ -152,9 +145,9 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 			sess.Close()
 			if ctx.Err() != nil {
 				if res != nil {
-					return &exitError{ExitInterrupted, fmt.Sprintf("interrupted: %d windows stored in %s", len(res.Windows), dbPath)}
+					return &exitError{ctx.exitCode(), fmt.Sprintf("%s: %d windows stored in %s", ctx.stoppedBy(), len(res.Windows), dbPath)}
 				}
-				return &exitError{ExitInterrupted, fmt.Sprintf("interrupted before the first window; %s holds no windows", sess.Dir)}
+				return &exitError{ctx.exitCode(), fmt.Sprintf("%s before the first window; %s holds no windows", ctx.stoppedBy(), sess.Dir)}
 			}
 			return err
 		}

@@ -3,13 +3,12 @@ package campaign
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/store"
+	"github.com/headroom-dev/headroom/internal/testnet"
 )
 
 // A target that accepts connections and never answers, and one nobody
@@ -17,42 +16,8 @@ import (
 // which, instead of passing as completed with advice to raise
 // max_in_flight (issue 15).
 func TestUnansweringTargetFailsTheRun(t *testing.T) {
-	silent := func(t *testing.T) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mu sync.Mutex
-		var conns []net.Conn
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				conns = append(conns, c)
-				mu.Unlock()
-			}
-		}()
-		t.Cleanup(func() {
-			ln.Close()
-			mu.Lock()
-			defer mu.Unlock()
-			for _, c := range conns {
-				c.Close()
-			}
-		})
-		return ln.Addr().String()
-	}
-	refused := func(t *testing.T) string {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer ln.Close()
-		return ln.Addr().String()
-	}
+	silent := func(t *testing.T) string { return testnet.SilentListener(t) }
+	refused := func(t *testing.T) string { return testnet.RefusedAddress(t) }
 	cases := []struct {
 		name    string
 		addr    func(*testing.T) string

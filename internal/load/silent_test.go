@@ -2,61 +2,16 @@ package load_test
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/load"
 	"github.com/headroom-dev/headroom/internal/target"
 	httptarget "github.com/headroom-dev/headroom/internal/target/http"
+	"github.com/headroom-dev/headroom/internal/testnet"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
-
-// silentListener accepts TCP connections and never reads or answers; it
-// holds them until the test ends.
-func silentListener(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
-// refusedAddress is a local port nothing listens on.
-func refusedAddress(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
 
 func httpTarget(t *testing.T, addr string) target.Target {
 	t.Helper()
@@ -80,7 +35,7 @@ func TestSilentTargetTimesOutWhereDue(t *testing.T) {
 	cfg := openRun(&load.Constant{Rate: 100}, 0, 2*time.Second, 500*time.Millisecond, gen)
 	cfg.MaxInFlight = 8
 	cfg.Timeout = 300 * time.Millisecond
-	res, ticks, took := timedRun(t, cfg, httpTarget(t, silentListener(t)), gen)
+	res, ticks, took := timedRun(t, cfg, httpTarget(t, testnet.SilentListener(t)), gen)
 	checkLength(t, cfg, ticks, took, 300*time.Millisecond)
 	m := res.Measured
 	if m.Completed != 0 || m.Errors == 0 {
@@ -124,7 +79,7 @@ func TestSilentTargetLongTimeoutEndsOnTime(t *testing.T) {
 	cfg := openRun(&load.Constant{Rate: 100}, 500*time.Millisecond, 1500*time.Millisecond, 500*time.Millisecond, gen)
 	cfg.MaxInFlight = 8
 	cfg.Timeout = 10 * time.Second
-	res, ticks, took := timedRun(t, cfg, httpTarget(t, silentListener(t)), gen)
+	res, ticks, took := timedRun(t, cfg, httpTarget(t, testnet.SilentListener(t)), gen)
 	checkLength(t, cfg, ticks, took, 300*time.Millisecond)
 	for _, k := range ticks[1:] {
 		if k.dropped < 40 {
@@ -146,7 +101,7 @@ func TestSilentTargetLongTimeoutEndsOnTime(t *testing.T) {
 func TestRefusingTargetSaysSo(t *testing.T) {
 	gen := readGenerator(t)
 	cfg := openRun(&load.Constant{Rate: 200}, 0, time.Second, 500*time.Millisecond, gen)
-	res, ticks, took := timedRun(t, cfg, httpTarget(t, refusedAddress(t)), gen)
+	res, ticks, took := timedRun(t, cfg, httpTarget(t, testnet.RefusedAddress(t)), gen)
 	checkLength(t, cfg, ticks, took, 300*time.Millisecond)
 	if m := res.Measured; m.Completed != 0 || m.Errors < 190 {
 		t.Fatalf("completed %d, errors %d: want every request refused", m.Completed, m.Errors)

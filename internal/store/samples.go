@@ -2,8 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"fmt"
-	"math"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
@@ -17,30 +15,7 @@ func (s *Store) AddSamples(runID int64, samples []monitor.Sample) error {
 	if len(samples) == 0 {
 		return nil
 	}
-	var run any
-	if runID != 0 {
-		run = runID
-	}
-	const doing = "writing resource samples"
-	return s.write(doing, nil, func(tx *sql.Tx) error {
-		st, err := tx.Prepare(`INSERT INTO sample (run_id, host, resource, metric, start_ns, period_ns, value, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return s.fail(doing, err)
-		}
-		defer st.Close()
-		for _, x := range samples {
-			if math.IsNaN(x.Value) || math.IsInf(x.Value, 0) {
-				continue
-			}
-			if x.Host == "" || x.Resource == "" || x.Metric == "" || x.Source == "" {
-				return fmt.Errorf("results database %s: a resource sample needs host, resource, metric and source (got %+v)", s.path, x)
-			}
-			if _, err := st.Exec(run, x.Host, x.Resource, x.Metric, x.Start.UnixNano(), int64(x.Period), x.Value, x.Source); err != nil {
-				return s.fail(doing, err)
-			}
-		}
-		return nil
-	})
+	return s.AddSampleStream(runID, func(add func([]monitor.Sample) error) error { return add(samples) })
 }
 
 // SampleFilter selects samples; empty fields match everything. RunID -1

@@ -68,10 +68,13 @@ func newSampler(m spec.Monitor, extraPIDs []int) (*procfs.Sampler, error) {
 }
 
 // startMonitor begins sampling for run id on the engine's interval
-// boundaries from origin. It returns a function that stops sampling and
-// records a monitoring failure as an event (monitoring problems never fail
-// a run: the latency measurements stand on their own).
-func (ex *executor) startMonitor(id int64, origin time.Time) func() {
+// boundaries from origin until end, the run's planned end: the engine
+// stores no interval after it (requests still draining count in the last
+// one), so a sample after it would describe no interval. It returns a
+// function that stops sampling and records a monitoring failure as an
+// event (monitoring problems never fail a run: the latency measurements
+// stand on their own).
+func (ex *executor) startMonitor(id int64, origin, end time.Time) func() {
 	if ex.sampler == nil {
 		return func() {}
 	}
@@ -84,7 +87,13 @@ func (ex *executor) startMonitor(id int64, origin time.Time) func() {
 		src = all
 	}
 	r := monitor.NewRunner(src, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
-		return ex.st.AddSamples(id, ss)
+		kept := ss[:0]
+		for _, x := range ss {
+			if x.Start.Before(end) {
+				kept = append(kept, x)
+			}
+		}
+		return ex.st.AddSamples(id, kept)
 	})
 	r.Start(origin)
 	return func() {

@@ -238,8 +238,8 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	}
 	stopMonitor, stopEvents := func() {}, func() {}
 	cfg.Started = func(t0 time.Time) {
-		stopMonitor = ex.startMonitor(id, t0)
 		warm := (cfg.Warmup + cfg.Interval - 1) / cfg.Interval * cfg.Interval
+		stopMonitor = ex.startMonitor(id, t0, t0.Add(warm+cfg.Measure))
 		stopEvents = ex.startEvents(ctx, id, t0.Add(warm))
 	}
 	var res load.Result
@@ -330,6 +330,11 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	if qerr := ex.saveQuietWatch(id, res); qerr != nil {
 		return store.StatusFailed, qerr
 	}
+	if d := res.Client.Delay; d.Samples > 0 { // the load generator's own scheduling delay (load/clientdelay.go)
+		if derr := ex.st.PutClientDelay(store.ClientDelay{RunID: id, Samples: int64(d.Samples), P50: d.P50, P99: d.P99}); derr != nil {
+			return store.StatusFailed, &storeError{derr}
+		}
+	}
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
 	}
@@ -347,6 +352,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		verdict += fmt.Sprintf(" of %.0f offered", p.Level)
 	}
 	verdict += fmt.Sprintf(", %d errors, %d late, %d dropped", m.Errors, m.Late, m.Dropped)
+	if d := res.Client.Delay; d.Samples > 0 {
+		verdict += fmt.Sprintf(", client-side delay p50/p99 %v/%v", d.P50.Round(time.Microsecond), d.P99.Round(time.Microsecond))
+	}
 	if res.Note != "" {
 		verdict += "; " + res.Note
 	}

@@ -160,7 +160,9 @@ func TestProfilingVariationOnLab(t *testing.T) {
 			t.Errorf("theta of %s at 100 and 300 req/s: %v; CPU must rise with the rate", n, theta[n])
 		}
 	}
-	// (b): one row per rate for the pair.
+	// (b): one row per rate for the pair. With two repetitions Welch's
+	// interval is wide, so "unknown" (undecided: the difference is under
+	// 20% but not shown to be) is as plausible as pass or fail.
 	cr := tables["variability-cross"]
 	if len(cr.Rows) != 2 {
 		t.Fatalf("%d cross-instance rows", len(cr.Rows))
@@ -168,7 +170,7 @@ func TestProfilingVariationOnLab(t *testing.T) {
 	for _, row := range cr.Rows {
 		diff := row[3]
 		if row[0].Text != "inst-a = inst-b" || row[2].Text != "2 instances" || diff.Value == nil || *diff.Value < 0 || *diff.Value > 1e6 ||
-			!strings.Contains(row[4].Text, "inst-a") || !strings.Contains(row[4].Text, "inst-b") || (row[5].Text != "pass" && row[5].Text != "fail") {
+			!strings.Contains(row[4].Text, "inst-a") || !strings.Contains(row[4].Text, "inst-b") || (row[5].Text != "pass" && row[5].Text != "fail" && row[5].Text != "unknown") {
 			t.Errorf("implausible cross row %+v", row)
 		}
 	}

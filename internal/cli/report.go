@@ -106,6 +106,9 @@ func printTreatment(w io.Writer, r *results.Results, t results.Treatment, title 
 		return err
 	}
 	h := report.HeaderOf(r.Campaign().Name, t)
+	if h.ClientDelay, err = report.ClientDelayOf(r, in); err != nil {
+		return err
+	}
 	if title != "" {
 		h.Name += " · " + title
 	}

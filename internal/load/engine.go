@@ -222,8 +222,9 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	// and divided by the wall time between the two readings.
 	cpuStart, cpuEnd := -1.0, -1.0
 	var cpuStartAt, cpuEndAt time.Time
+	var schedStart, schedEnd *schedSnapshot // the scheduler's waits (clientdelay.go)
 	if measureStart == 0 {
-		cpuStart, cpuStartAt = processCPUSeconds(), time.Now()
+		cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
 	}
 	close(begin)
 
@@ -267,10 +268,10 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	for {
 		now := e.since()
 		if cpuStart < 0 && now >= measureStart {
-			cpuStart, cpuStartAt = processCPUSeconds(), time.Now()
+			cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
 		}
 		if cpuEnd < 0 && now >= end {
-			cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
+			cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
 		}
 		for next < last && now >= (next+1)*iv+settle && runCtx.Err() == nil {
 			e.expire(workers, now)
@@ -310,7 +311,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	res.Interrupted = ctx.Err() != nil
 	stopped := e.since()
 	if cpuEnd < 0 {
-		cpuEnd, cpuEndAt = processCPUSeconds(), time.Now()
+		cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
 	}
 	e.expire(workers, stopped)
 	// A run that was not interrupted covers its planned time, and the
@@ -346,6 +347,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 			res.ClientCPU = 100 * (cpuEnd - cpuStart) / wall
 		}
 	}
+	res.Client.Delay = delaySince(schedStart, schedEnd)
 	res.judge(cfg, &e.facts)
 	if res.Failure() != "" {
 		// Late and dropped requests of a target that answered nothing say

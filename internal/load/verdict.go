@@ -64,6 +64,11 @@ type ClientFacts struct {
 	// Latency is the measured phase's latency of successful requests, all
 	// operations, in µs; nil when none succeeded.
 	Latency *hdrhistogram.Histogram
+	// Delay is the client-side delay of the measured phase: how long the
+	// process's goroutines waited for a processor once runnable
+	// (clientdelay.go). It is reported beside the percentiles, and the
+	// run's note warns when it is a material share of the judged one.
+	Delay ClientDelay
 }
 
 // verdictFacts gathers ClientFacts while a run goes: workers report their
@@ -116,6 +121,12 @@ func (r *Result) judge(cfg Config, f *verdictFacts) {
 		}
 	}
 	r.ClientLimited, r.Note = Verdict(*r, cfg)
+	if d := delayNote(r.Client.Delay, r.Client, cfg.Percentile); d != "" {
+		if r.Note != "" {
+			r.Note += "; "
+		}
+		r.Note += d
+	}
 }
 
 // Verdict is the client-limit verdict on a finished run (see the rules

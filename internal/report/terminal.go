@@ -31,6 +31,38 @@ type Header struct {
 	// InProcess says the target runs inside the Headroom process, so that
 	// client and target share one CPU budget.
 	InProcess bool
+	// ClientDelay is the load generator's own scheduling delay per level
+	// (ClientDelayOf); nil for stores written before it was recorded. A
+	// pointer keeps Header comparable.
+	ClientDelay *Delays
+}
+
+// Delays holds the client-side delay by level.
+type Delays struct{ ByLevel map[float64]Delay }
+
+// Delay is a level's client-side delay: the mean across repetitions of
+// each run's p50 and p99 (µs).
+type Delay struct{ P50, P99 stats.Estimate }
+
+// ClientDelayOf gathers the client-side delay (internal/load/clientdelay.go)
+// of in's completed runs by level.
+func ClientDelayOf(r *results.Results, in levels.Input) (*Delays, error) {
+	ds, err := r.ClientDelays()
+	if err != nil || len(ds) == 0 {
+		return nil, err
+	}
+	p50, p99 := map[float64][]float64{}, map[float64][]float64{}
+	for _, rd := range in.Runs {
+		if d, ok := ds[rd.Run.ID]; ok && rd.Run.Status == results.StatusCompleted {
+			p50[rd.Run.Level] = append(p50[rd.Run.Level], float64(d.P50)/1e3)
+			p99[rd.Run.Level] = append(p99[rd.Run.Level], float64(d.P99)/1e3)
+		}
+	}
+	out := map[float64]Delay{}
+	for l := range p99 {
+		out[l] = Delay{P50: stats.Summarize(p50[l]), P99: stats.Summarize(p99[l])}
+	}
+	return &Delays{ByLevel: out}, nil
 }
 
 // HeaderOf describes one treatment of the campaign named campaign from its
@@ -113,7 +145,7 @@ func Terminal(w io.Writer, h Header, s levels.Summary, incomplete int) {
 	fmt.Fprintln(w)
 	writeVerdicts(w, s, h.InProcess)
 	for i, l := range s.Levels {
-		writeLevel(w, s, i, l)
+		writeLevel(w, s, i, l, h.ClientDelay)
 	}
 }
 
@@ -160,7 +192,7 @@ func writeVerdicts(w io.Writer, s levels.Summary, inProcess bool) {
 	fmt.Fprintln(w)
 }
 
-func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
+func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level, delay *Delays) {
 	fmt.Fprintf(w, "Level %d/%d · %s offered · %d repetition(s)\n", i+1, len(s.Levels), format.LoadText(s.Model, l.Level), l.Reps)
 	fmt.Fprintf(w, "  achieved %s ok/s · late %s · dropped %s · errors %s",
 		format.Terminal.Est(l.Throughput, 1), format.Terminal.Est(l.Late, 0), format.Terminal.Est(l.Dropped, 0), format.Terminal.Est(l.Errors, 0))
@@ -204,6 +236,9 @@ func writeLevel(w io.Writer, s levels.Summary, i int, l levels.Level) {
 		fmt.Fprintln(tw)
 	}
 	tw.Flush()
+	if d, ok := delay.of(l.Level); ok {
+		fmt.Fprintf(w, "  client-side delay p50 %s · p99 %s (the load generator's wait for a processor, part of the latencies above)\n", lat(d.P50), lat(d.P99))
+	}
 	for _, h := range l.Hosts {
 		fmt.Fprintf(w, "  host %s:", h.Host)
 		sep := " "
@@ -233,4 +268,13 @@ func lat(e stats.Estimate) string {
 		s += " ± " + strings.TrimSpace(format.Terminal.Micros(e.SE))
 	}
 	return s
+}
+
+// of is level's delay; false when none was recorded.
+func (d *Delays) of(level float64) (Delay, bool) {
+	if d == nil {
+		return Delay{}, false
+	}
+	v, ok := d.ByLevel[level]
+	return v, ok
 }

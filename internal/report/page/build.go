@@ -40,6 +40,10 @@ func Build(r *results.Results) (*Report, error) {
 		// A probe's results directory has windows, not runs: its own
 		// section (added by the CLI) reports them.
 		rep.Add(runsSection(runs, camp))
+		delays, err := r.ClientDelays()
+		if err != nil {
+			return nil, err
+		}
 		for _, t := range ts {
 			set := settingOf(t, runs)
 			in, _, err := levels.FromResults(r, t.Name)
@@ -50,7 +54,7 @@ func Build(r *results.Results) (*Report, error) {
 			// with; settingOf falls back to the runs' when that is unknown.
 			in.Model = set.model
 			sum := levels.Summarize(in)
-			lr := loadResponseSection(sum, in, runsOf(runs, t.Name), set)
+			lr := loadResponseSection(sum, in, runsOf(runs, t.Name), set, delays)
 			iv, err := intervalsSection(r, in, sum, set)
 			if err != nil {
 				return nil, err

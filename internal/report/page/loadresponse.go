@@ -3,6 +3,7 @@ package page
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
@@ -84,7 +85,7 @@ func verdicts(sum levels.Summary, set setting) string {
 	return b.String()
 }
 
-func loadResponseSection(sum levels.Summary, in levels.Input, runs []store.Run, set setting) Section {
+func loadResponseSection(sum levels.Summary, in levels.Input, runs []store.Run, set setting, delays map[int64]store.ClientDelay) Section {
 	sec := Section{ID: "load-response", Title: "Load response"}
 	if len(sum.Levels) == 0 {
 		sec.Summary = "No run completed, so there is no load response to show."
@@ -103,6 +104,7 @@ func loadResponseSection(sum levels.Summary, in levels.Input, runs []store.Run, 
 		sec.Blocks = append(sec.Blocks, Block{Note: &Note{Level: "warning", Text: format.Plural(incomplete, "run") + " did not complete; only completed runs are summarised here."}})
 	}
 	tp, lat := levelTables(sum, set, src)
+	addClientDelay(lat, sum, in, delays)
 	sec.Blocks = append(sec.Blocks, Block{Table: tp}, Block{Table: lat})
 	sec.Blocks = append(sec.Blocks, Block{Chart: throughputChart(sum, set, errSrc)})
 	if c := latencyChart(sum, set, errSrc); c != nil {
@@ -370,4 +372,31 @@ func hostTable(sum levels.Summary, set setting, src string) *Table {
 	}
 	return &Table{ID: "hosts-by-level", Title: "Monitored hosts by level", Columns: cols, Rows: rows,
 		Source: src + "; resource samples inside each run's measured window, mean over repetitions, peaks the highest sample"}
+}
+
+// addClientDelay puts the load generator's own scheduling delay beside the
+// latency percentiles (internal/load/clientdelay.go): per level, the mean
+// across repetitions of each run's p50 and p99 wait of its goroutines for
+// a processor. Runs stored before the figure existed have none, and then
+// the table is left as it was.
+func addClientDelay(lat *Table, sum levels.Summary, in levels.Input, delays map[int64]store.ClientDelay) {
+	p50, p99 := map[float64][]float64{}, map[float64][]float64{}
+	for _, rd := range in.Runs {
+		if d, ok := delays[rd.Run.ID]; ok && rd.Run.Status == store.StatusCompleted {
+			p50[rd.Run.Level] = append(p50[rd.Run.Level], float64(d.P50)/1e3)
+			p99[rd.Run.Level] = append(p99[rd.Run.Level], float64(d.P99)/1e3)
+		}
+	}
+	if len(p99) == 0 {
+		return
+	}
+	lat.Columns = slices.Insert(lat.Columns, 4, Column{Title: "client-side delay p50", Unit: "µs"}, Column{Title: "client-side delay p99", Unit: "µs"})
+	lat.Source += "; client-side delay = the load generator's goroutines' wait for a processor once runnable, a lower bound of the client's share of each latency (docs/measurement.md)"
+	for i, l := range sum.Levels {
+		a, b := Text("–"), Text("–")
+		if len(p99[l.Level]) > 0 {
+			a, b = latCell(stats.Summarize(p50[l.Level])), latCell(stats.Summarize(p99[l.Level]))
+		}
+		lat.Rows[i] = slices.Insert(lat.Rows[i], 4, a, b)
+	}
 }

@@ -1,0 +1,133 @@
+package load
+
+import (
+	"context"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// spin keeps the processor busy for d without giving it up.
+func spin(d time.Duration) {
+	for end := time.Now().Add(d); time.Now().Before(end); {
+	}
+}
+
+// TestClientDelayMeasuresAKnownWait injects a known scheduler delay: on one
+// processor, two goroutines hand a token back and forth, and each, right
+// after waking the other, keeps the processor busy for inject before it
+// blocks. Every wake-up therefore waits inject for the processor, and the
+// measured p50 and p99 must be inject within the histogram's resolution.
+func TestClientDelayMeasuresAKnownWait(t *testing.T) {
+	const inject = 2 * time.Millisecond
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	// Buffered, so that a hand-over wakes the other goroutine without
+	// blocking the one that hands over: it keeps the processor for inject.
+	a, b := make(chan struct{}, 1), make(chan struct{}, 1)
+	const rounds = 400 // the runtime samples one wake-up in eight
+	from := readSched()
+	if from == nil {
+		t.Fatal("the runtime gives no scheduling-latency histogram")
+	}
+	done := make(chan struct{}, 2)
+	pingPong := func(mine, other chan struct{}) {
+		defer func() { done <- struct{}{} }()
+		for i := 0; i < rounds; i++ {
+			<-mine
+			other <- struct{}{}
+			spin(inject)
+		}
+	}
+	go pingPong(a, b)
+	go pingPong(b, a)
+	a <- struct{}{}
+	<-done
+	<-done
+	d := delaySince(from, readSched())
+	if d.Samples < rounds/8 {
+		t.Fatalf("only %d wake-ups sampled over %d hand-overs", d.Samples, 2*rounds)
+	}
+	t.Logf("injected %v: measured p50 %v, p99 %v over %d sampled wake-ups", inject, d.P50, d.P99, d.Samples)
+	for name, got := range map[string]time.Duration{"p50": d.P50, "p99": d.P99} {
+		if got < inject*75/100 || got > inject*125/100 {
+			t.Errorf("measured %s client-side delay %v, want %v ± 25%% (%d samples)", name, got, inject, d.Samples)
+		}
+	}
+}
+
+// TestClientDelayExcludesTheTarget: a target that takes a known time to
+// answer (a sleep: its goroutine is parked, not waiting for a processor)
+// adds to the latency, not to the client-side delay.
+func TestClientDelayExcludesTheTarget(t *testing.T) {
+	const service = 2 * time.Millisecond
+	res := runSleepy(t, service, 4)
+	if res.Client.Delay.Samples == 0 {
+		t.Fatal("no scheduler wake-up was sampled in the measured phase")
+	}
+	if res.Client.Delay.P50 > service/4 {
+		t.Errorf("client-side delay p50 %v against a target that sleeps %v: the target's time was counted as the client's", res.Client.Delay.P50, service)
+	}
+	if strings.Contains(res.Note, "client-side delay") {
+		t.Errorf("note warns of client-side delay on an idle client: %q", res.Note)
+	}
+}
+
+// TestDelayNoteWarnsWhenMaterial: the warning names the delay and its share
+// of the judged percentile only when the share passes a tenth.
+func TestDelayNoteWarnsWhenMaterial(t *testing.T) {
+	lat := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
+	for i := 0; i < 1000; i++ {
+		_ = lat.RecordValue(1000) // every request took 1 ms
+	}
+	f := ClientFacts{Latency: lat}
+	if n := delayNote(ClientDelay{Samples: 10, P50: 20 * time.Microsecond, P99: 90 * time.Microsecond}, f, 99); n != "" {
+		t.Errorf("a 90 µs p99 delay against a 1 ms p99 is under a tenth, got note %q", n)
+	}
+	n := delayNote(ClientDelay{Samples: 10, P50: 100 * time.Microsecond, P99: 400 * time.Microsecond}, f, 99)
+	for _, want := range []string{"p50 100µs", "p99 400µs", "40% of the measured p99 of 1ms"} {
+		if !strings.Contains(n, want) {
+			t.Errorf("note %q does not say %q", n, want)
+		}
+	}
+}
+
+// sleepyFactory is a target whose clients sleep d per request.
+type sleepyFactory struct{ d time.Duration }
+
+func (sleepyFactory) Prepare(context.Context, workload.Config, bool) error { return nil }
+func (f sleepyFactory) NewClient(context.Context) (target.Client, error) {
+	return sleepyClient(f), nil
+}
+func (sleepyFactory) Close() error { return nil }
+
+type sleepyClient struct{ d time.Duration }
+
+func (s sleepyClient) Do(context.Context, *workload.Op) error { time.Sleep(s.d); return nil }
+func (sleepyClient) Close() error                             { return nil }
+
+// runSleepy runs a short closed loop of n clients against a target whose
+// every request sleeps d.
+func runSleepy(t *testing.T, d time.Duration, n int) Result {
+	t.Helper()
+	wl, err := workload.Preset("c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gen, err := workload.New(wl, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Model: "closed", Clients: n, Timeout: time.Second, Warmup: 100 * time.Millisecond,
+		Measure: 500 * time.Millisecond, Interval: 100 * time.Millisecond, Ops: wl.Ops()}
+	res, err := Run(context.Background(), cfg, sleepyFactory{d}, gen, func(Tick) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

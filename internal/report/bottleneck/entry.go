@@ -19,7 +19,8 @@ import (
 // densities and the intervention analysis, and the maps over tier sizes.
 func ReportSections(r *results.Results) ([]page.Section, error) {
 	if len(r.Runs()) == 0 {
-		return nil, nil // imported data: no runs to analyse
+		// Imported monitoring data only: classify it instead.
+		return importedSections(r)
 	}
 	a, err := ab.FromResults(r)
 	if err != nil {

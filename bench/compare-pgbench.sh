@@ -74,8 +74,9 @@ hr() { # clients -> "throughput p50_us p99_us"
   dir=$(ls -d "$tmp"/out/bench-pg-select-*)
   bin/headroom export -t runs "$dir" > "$tmp/runs.csv"
   bin/headroom export -t intervals "$dir" > "$tmp/intervals.csv"
-  python3 - "$tmp/runs.csv" "$tmp/intervals.csv" <<'PY'
-import csv, sys
+  bin/headroom report "$dir" > "$tmp/report.txt"
+  python3 - "$tmp/runs.csv" "$tmp/intervals.csv" "$tmp/report.txt" <<'PY'
+import csv, re, sys
 run = next(csv.DictReader(open(sys.argv[1])))
 # Per-request percentiles of the measured phase: the count-weighted mean
 # of the per-second interval percentiles (the store keeps each interval's
@@ -84,15 +85,20 @@ rows = [r for r in csv.DictReader(open(sys.argv[2])) if r.get("phase", "measure"
 n = sum(int(r["count"]) for r in rows)
 p50 = sum(int(r["count"]) * int(r["p50_us"]) for r in rows) / n
 p99 = sum(int(r["count"]) * int(r["p99_us"]) for r in rows) / n
-print("%s %.0f %.0f %s" % (run["throughput"], p50, p99, run["errors"]))
+# The engine's client-side delay (docs/measurement.md), from the summary.
+unit = {"ns": 1e-3, "µs": 1.0, "ms": 1e3, "s": 1e6}
+us = lambda v: float(v[0]) * unit[v[1]]
+d = re.search(r"client-side delay p50 ([0-9.]+)(ns|µs|ms|s) · p99 ([0-9.]+)(ns|µs|ms|s)", open(sys.argv[3]).read())
+d50, d99 = (us(d.group(1, 2)), us(d.group(3, 4))) if d else (float("nan"), float("nan"))
+print("%s %.0f %.0f %s %.0f %.0f" % (run["throughput"], p50, p99, run["errors"], d50, d99))
 PY
 }
 
-printf "%-4s %14s %14s %14s %7s %9s %9s %6s\n" N pgbench_prep pgbench_simple headroom ratio p50_us p99_us errors
+printf "%-4s %14s %14s %14s %7s %9s %9s %6s %9s %9s %6s\n" N pgbench_prep pgbench_simple headroom ratio p50_us p99_us errors delay50 delay99 share
 for n in "${clients[@]}"; do
   tp=$(pgb prepared "$n")
   ts=$(pgb simple "$n")
-  read -r th p50 p99 errs <<< "$(hr "$n")"
-  printf "%-4s %14.0f %14.0f %14.0f %7.2f %9s %9s %6s\n" "$n" "$tp" "$ts" "$th" \
-    "$(python3 -c "print($th / $tp)")" "$p50" "$p99" "$errs"
+  read -r th p50 p99 errs d50 d99 <<< "$(hr "$n")"
+  printf "%-4s %14.0f %14.0f %14.0f %7.2f %9s %9s %6s %9s %9s %5.0f%%\n" "$n" "$tp" "$ts" "$th" \
+    "$(python3 -c "print($th / $tp)")" "$p50" "$p99" "$errs" "$d50" "$d99" "$(python3 -c "print(100 * $d99 / $p99)")"
 done

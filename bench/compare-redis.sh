@@ -73,7 +73,7 @@ print(f[1], f[4], f[6], u + s)
 PY
 }
 
-# headroom_run N: prints "throughput p50_ms p99_ms cpu_s"
+# headroom_run N: prints "throughput p50_ms p99_ms cpu_s secs delay_p50_ms delay_p99_ms"
 populate=true
 headroom_run() {
 	spec_for "$1" "$populate"
@@ -95,7 +95,10 @@ def ms(v):
 row = next(l.split() for l in report.splitlines() if l.split()[:1] == ["read"])
 # columns: op ok/run mean p50 p95 p99 max
 cpu = float(r["client_cpu_pct"]) / 100 * float(r["measure_secs"])
-print(r["throughput"], ms(row[3]), ms(row[5]), cpu, float(r["measure_secs"]))
+# "client-side delay p50 X · p99 Y": the engine own scheduling delay
+d = re.search(r"client-side delay p50 (\S+) · p99 (\S+)", report)
+d50, d99 = (ms(d.group(1)), ms(d.group(2))) if d else (float("nan"), float("nan"))
+print(r["throughput"], ms(row[3]), ms(row[5]), cpu, float(r["measure_secs"]), d50, d99)
 '
 }
 
@@ -106,8 +109,8 @@ for round in $(seq "$rounds"); do
 		read -r rps _ _ _ < <(redis_benchmark "$n" 20000)
 		count=$(python3 -c "print(max(20000, int($rps * $measure)))")
 		read -r rb_rps rb_p50 rb_p99 rb_cpu < <(redis_benchmark "$n" "$count")
-		read -r hr_tput hr_p50 hr_p99 hr_cpu hr_secs < <(headroom_run "$n")
-		echo "$round $n $rb_rps $rb_p50 $rb_p99 $rb_cpu $count $hr_tput $hr_p50 $hr_p99 $hr_cpu $hr_secs" >> "$results"
+		read -r hr_tput hr_p50 hr_p99 hr_cpu hr_secs hr_d50 hr_d99 < <(headroom_run "$n")
+		echo "$round $n $rb_rps $rb_p50 $rb_p99 $rb_cpu $count $hr_tput $hr_p50 $hr_p99 $hr_cpu $hr_secs $hr_d50 $hr_d99" >> "$results"
 		printf 'round %d N=%-3d redis-benchmark %9.0f ops/s   headroom %9.0f ops/s\n' "$round" "$n" "$rb_rps" "$hr_tput" >&2
 	done
 done
@@ -119,14 +122,17 @@ by_n = {}
 for r in rows:
     by_n.setdefault(int(r[1]), []).append([float(x) for x in r[2:]])
 print("median of %d rounds; latencies in ms; CPU in microseconds of client CPU time per request" % len({r[0] for r in rows}))
-print("%4s %14s %14s %6s %8s %8s %8s %8s %8s %8s" % ("N", "rb ops/s", "headroom ops/s", "ratio", "rb p50", "rb p99", "hr p50", "hr p99", "rb cpu", "hr cpu"))
+print("%4s %14s %14s %6s %8s %8s %8s %8s %8s %8s %8s %8s %6s" % ("N", "rb ops/s", "headroom ops/s", "ratio", "rb p50", "rb p99", "hr p50", "hr p99", "rb cpu", "hr cpu", "delay50", "delay99", "share"))
 for n in sorted(by_n):
-    v = by_n[n]  # rb_rps rb_p50 rb_p99 rb_cpu count hr_tput hr_p50 hr_p99 hr_cpu hr_secs
+    v = by_n[n]  # rb_rps rb_p50 rb_p99 rb_cpu count hr_tput hr_p50 hr_p99 hr_cpu hr_secs delay_p50 delay_p99
     med = lambda i: statistics.median(x[i] for x in v)
     ratio = statistics.median(x[5] / x[0] for x in v)
     rb_cpu = statistics.median(x[3] / x[4] * 1e6 for x in v)
     hr_cpu = statistics.median(x[8] / (x[5] * x[9]) * 1e6 for x in v)
-    print("%4d %14.0f %14.0f %6.2f %8.3f %8.3f %8.3f %8.3f %8.1f %8.1f" % (
-        n, med(0), med(5), ratio, med(1), med(2), med(6), med(7), rb_cpu, hr_cpu))
+    share = statistics.median(x[11] / x[7] for x in v)
+    print("%4d %14.0f %14.0f %6.2f %8.3f %8.3f %8.3f %8.3f %8.1f %8.1f %8.3f %8.3f %5.0f%%" % (
+        n, med(0), med(5), ratio, med(1), med(2), med(6), med(7), rb_cpu, hr_cpu, med(10), med(11), 100 * share))
 print("ratio: median over rounds of headroom / redis-benchmark in the same round")
+print("delay50/99: Headroom's client-side delay (its goroutines' wait for a processor, docs/measurement.md);")
+print("share: median over rounds of delay p99 / Headroom's p99")
 PY

@@ -29,6 +29,16 @@ import (
 // network poller, and there the extra slots cost CPU: against a local
 // Redis, closed-loop throughput at 16 connections was 116-119k ops/s with
 // twice the slots and 126-134k with one per core (docs/performance.md).
+// A one-thread server (Redis) on this machine gets a core of its own: with
+// as many slots as cores, the kernel time-slices the client's threads
+// against the server's, and goroutines whose answers have arrived wait in
+// the run queue of a descheduled thread for milliseconds (the client-side
+// delay; against a local Redis at 64 connections, p99 4.7 ms with 2 slots
+// and 0.7 ms with 1).
+// A server of many processes (PostgreSQL's backend per connection) is
+// the opposite case: the kernel shares the cores among all of them, each
+// client thread gets its share, and with one slot fewer Headroom reached
+// 0.66-0.69 of pgbench instead of 0.85-0.92 (docs/performance.md).
 func widenScheduler(s *spec.Spec) {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
@@ -43,6 +53,9 @@ func widenScheduler(s *spec.Spec) {
 	procs := base
 	if f, ok := registry.Lookup(s.Target.Type); ok && f.InProcess {
 		procs = 2 * base
+	} else if base > 1 && oneThreadServer[s.Target.Type] && serverOnThisMachine(s.Target.Options) {
+		procs = base - 1
+		load.SetCPUBudget(procs)
 	}
 	runtime.GOMAXPROCS(procs)
 }

@@ -335,11 +335,6 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			return store.StatusFailed, &storeError{derr}
 		}
 	}
-	if d := res.Client.Delay; d.Samples > 0 { // the load generator's own scheduling delay (load/clientdelay.go)
-		if derr := ex.st.PutClientDelay(store.ClientDelay{RunID: id, Samples: int64(d.Samples), P50: d.P50, P99: d.P99}); derr != nil {
-			return store.StatusFailed, &storeError{derr}
-		}
-	}
 	if ferr := ex.st.FinishRun(id, status, msg, time.Now(), sum); ferr != nil {
 		return store.StatusFailed, &storeError{ferr}
 	}
@@ -357,9 +352,6 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		verdict += fmt.Sprintf(" of %.0f offered", p.Level)
 	}
 	verdict += fmt.Sprintf(", %d errors, %d late, %d dropped", m.Errors, m.Late, m.Dropped)
-	if d := res.Client.Delay; d.Samples > 0 {
-		verdict += fmt.Sprintf(", client-side delay p50/p99 %v/%v", d.P50.Round(time.Microsecond), d.P99.Round(time.Microsecond))
-	}
 	if d := res.Client.Delay; d.Samples > 0 {
 		verdict += fmt.Sprintf(", client-side delay p50/p99 %v/%v", d.P50.Round(time.Microsecond), d.P99.Round(time.Microsecond))
 	}

@@ -42,22 +42,30 @@ output: out
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
+	// Reads and writes share the volume's one budget (docs/lab.md), and
+	// PostgreSQL writes too after population: their sum is held to it
+	// (within about 15% over seconds with a bursty writer).
+	var rsum, wsum float64
 	n := 0
 	for _, x := range samples {
-		if x.Host == "db1" && x.Resource == monitor.ResourceVolumePrefix+"data" && x.Metric == monitor.DiskReadOps &&
+		if x.Host == "db1" && x.Resource == monitor.ResourceVolumePrefix+"data" &&
 			!x.Start.Before(r.Summary.MeasureStart) && x.Start.Before(r.Summary.MeasureEnd) {
-			sum += x.Value
-			n++
+			switch x.Metric {
+			case monitor.DiskReadOps:
+				rsum += x.Value
+				n++
+			case monitor.DiskWriteOps:
+				wsum += x.Value
+			}
 		}
 	}
 	if n < 4 {
 		t.Fatalf("only %d volume read samples of db1 in the measured phase", n)
 	}
-	reads := sum / float64(n)
-	t.Logf("offered 600 req/s: %.1f ok/s, volume reads %.1f/s (200 provisioned)", r.Summary.Throughput, reads)
-	if reads < 170 || reads > 215 {
-		t.Errorf("the volume read %.1f ops/s; a 200-IOPS volume under a cache-missing load should read about 200", reads)
+	reads, writes := rsum/float64(n), wsum/float64(n)
+	t.Logf("offered 600 req/s: %.1f ok/s, volume reads %.1f/s + writes %.1f/s (200 provisioned)", r.Summary.Throughput, reads, writes)
+	if sum := reads + writes; sum < 170 || sum > 235 || reads < 100 {
+		t.Errorf("the volume did %.1f reads/s + %.1f writes/s; a 200-IOPS volume under a cache-missing load should do about 200 in all, mostly reads", reads, writes)
 	}
 	if r.Summary.Throughput > 400 {
 		t.Errorf("throughput %.1f ok/s: the 200-IOPS volume should hold it far below the offered 600", r.Summary.Throughput)

@@ -1,13 +1,10 @@
 package load_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/load"
-	"github.com/headroom-dev/headroom/internal/target/null"
-	"github.com/headroom-dev/headroom/internal/workload"
 )
 
 // BenchmarkEngineClosedNull is the engine's whole per-request cost in a
@@ -16,25 +13,11 @@ import (
 // covers what BenchmarkClosedLoopNull does plus the closed loop's own
 // bookkeeping (the stall watch among it).
 func BenchmarkEngineClosedNull(b *testing.B) {
-	w, err := workload.Preset("c")
-	if err != nil {
-		b.Fatal(err)
-	}
-	w.RecordCount = 1000
-	gen, err := workload.New(w, 1)
-	if err != nil {
-		b.Fatal(err)
-	}
+	gen := benchGen(b)
 	measure := max(time.Duration(b.N)*time.Microsecond, 100*time.Millisecond)
 	cfg := load.Config{Model: "closed", Clients: 1, Timeout: time.Second, Measure: measure,
 		Interval: 100 * time.Millisecond, Seed: 1, Ops: gen.Config().Ops()}
-	b.ReportAllocs()
-	b.ResetTimer()
-	res, err := load.Run(context.Background(), cfg, null.New(null.Options{}), gen, func(load.Tick) error { return nil })
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
+	res := benchRun(b, cfg, gen)
 	if n := res.Measured.Completed; n > 0 {
 		b.ReportMetric(float64(measure.Nanoseconds())/float64(n), "ns/req")
 	}

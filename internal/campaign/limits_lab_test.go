@@ -123,8 +123,9 @@ output: out
 	t.Logf("volume reads: %.0f/s over %d s before the event, %.0f/s over %d s after; writes %.0f/s and %.0f/s", mean(rb), len(rb), mean(ra), len(ra), mean(wb), mean(wa))
 	// The lab follows the shared budget by feedback every 250 ms, and a
 	// database writes in bursts: over a few seconds the sum lands within
-	// about 15% of the budget (docs/lab.md).
-	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 235 || ma < 1.25*mb || ma > 440 {
+	// about 15% of the budget (docs/lab.md), both before the event (200)
+	// and after it (400; a CI run measured 448 over 3 s).
+	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 235 || ma < 1.25*mb || ma > 1.15*400 {
 		t.Fatalf("the designed cause did not happen: reads + writes %.0f/s before (want about 200, the limit) and %.0f/s after (want well above it, at most the new 400)", mb, ma)
 	}
 

@@ -240,7 +240,10 @@ func (ss *Session) Open(ctx context.Context, t Treatment) (_ *Setup, err error) 
 	}
 	env := registry.Env{Dir: ss.Dir}
 	if !fromspec.Local(prov) {
-		env.Lab = placer(su.Hosts)
+		// Functions of su, not copies of its hosts: add_node events add
+		// hosts while the campaign runs.
+		env.Lab = placer(func() infra.Hosts { return su.Hosts })
+		env.Hosts = func() []string { return su.Hosts.Names() }
 	}
 	if su.Target, err = f.Open(s.Target.Options, env); err != nil {
 		return nil, err
@@ -253,9 +256,9 @@ func (ss *Session) Open(ctx context.Context, t Treatment) (_ *Setup, err error) 
 
 // placer puts managed servers on the provider's hosts for the target
 // registry.
-func placer(hosts infra.Hosts) func(host string) (*deploy.Placement, error) {
+func placer(hosts func() infra.Hosts) func(host string) (*deploy.Placement, error) {
 	return func(name string) (*deploy.Placement, error) {
-		h, err := hosts.Get(name)
+		h, err := hosts().Get(name)
 		if err != nil {
 			return nil, err
 		}

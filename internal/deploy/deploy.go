@@ -38,6 +38,9 @@ type Managed struct {
 	// Host is a lab host to run the server on (see the spec's lab:
 	// section); "" = this machine.
 	Host string `yaml:"host"`
+	// Cluster runs a group of servers instead of one (cluster.go); nil =
+	// one server. Host and Cluster.Hosts exclude each other.
+	Cluster *Cluster `yaml:"cluster"`
 	// StartTimeout bounds how long a start or restart may take
 	// (default 60s).
 	StartTimeout time.Duration `yaml:"-"`

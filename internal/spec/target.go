@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
 
@@ -56,7 +57,20 @@ func (d *decoder) target(n *yaml.Node, path string, t *Target) {
 	}
 	d.structure(n, path, ov.Elem(), "type")
 	t.Options = opts
-	if len(d.errs) > before || f.Validate == nil {
+	if len(d.errs) > before {
+		return
+	}
+	if m := registry.ManagedOf(opts); m != nil {
+		if err := deploy.CheckCluster(m.Cluster, t.Type, f.ClusterModes); err != nil {
+			d.targetInvalid(path, err)
+			return
+		}
+		if m.Cluster != nil && m.Host != "" {
+			d.targetInvalid(path, fmt.Errorf("managed.host: a cluster's nodes are placed by managed.cluster.hosts (a lab host name prefix); remove managed.host"))
+			return
+		}
+	}
+	if f.Validate == nil {
 		return
 	}
 	if err := f.Validate(opts); err != nil {

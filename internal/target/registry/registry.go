@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/headroom-dev/headroom/internal/deploy"
@@ -22,6 +23,51 @@ type Env struct {
 	// Lab places a managed server on a lab host (managed.host); nil when
 	// the campaign has no lab.
 	Lab func(host string) (*deploy.Placement, error)
+	// Hosts lists the lab's hosts in their defined order, including hosts
+	// added while the campaign runs; nil when the campaign has no lab.
+	Hosts func() []string
+}
+
+// ClusterPlacements returns m with the placements of its cluster's nodes
+// filled in from cluster.hosts (a lab host name prefix: the first
+// cluster.nodes lab hosts whose names start with it); m itself is not
+// changed. Without cluster.hosts the nodes stay on this machine.
+func (e Env) ClusterPlacements(m *deploy.Managed) (*deploy.Managed, error) {
+	if m == nil || m.Cluster == nil {
+		return m, nil
+	}
+	if m.Host != "" {
+		return nil, fmt.Errorf("managed.host: a cluster's nodes are placed by managed.cluster.hosts (a lab host name prefix); remove managed.host")
+	}
+	c := *m.Cluster
+	c.Placements = nil
+	if c.Hosts == "" {
+		out := *m
+		out.Cluster = &c
+		return &out, nil
+	}
+	if e.Lab == nil || e.Hosts == nil {
+		return nil, fmt.Errorf("managed.cluster.hosts: %q names lab hosts, but the spec has no lab: section; add hosts named %s1, %s2, ... to lab.hosts, or remove cluster.hosts to run the nodes on this machine", c.Hosts, c.Hosts, c.Hosts)
+	}
+	var names []string
+	for _, h := range e.Hosts() {
+		if strings.HasPrefix(h, c.Hosts) {
+			names = append(names, h)
+		}
+	}
+	if len(names) < c.NodeCount() {
+		return nil, fmt.Errorf("managed.cluster.hosts: %d lab hosts start with %q (%s) but the cluster has %d nodes; add hosts to lab.hosts or lower cluster.nodes", len(names), c.Hosts, strings.Join(names, ", "), c.NodeCount())
+	}
+	for _, name := range names[:c.NodeCount()] {
+		p, err := e.Lab(name)
+		if err != nil {
+			return nil, fmt.Errorf("managed.cluster.hosts: %w", err)
+		}
+		c.Placements = append(c.Placements, p)
+	}
+	out := *m
+	out.Cluster = &c
+	return &out, nil
 }
 
 // Managed returns m with its placement on a lab host filled in when it
@@ -64,6 +110,9 @@ type Factory struct {
 	Validate func(opts any) error
 	// Open creates the target from validated options.
 	Open func(opts any, env Env) (target.Target, error)
+	// ClusterModes are the managed.cluster modes the target runs, its
+	// default first; nil = it runs one server only (deploy.CheckCluster).
+	ClusterModes []string
 }
 
 var (

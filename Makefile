@@ -29,7 +29,10 @@ test: deps check unit
 # Installs the server packages the tests need when they are missing (as
 # root, through apt-get). The tests start their own private instances, so
 # no system service is started or changed. Without root the tests that need
-# a missing server are skipped, and say which package to install.
+# a missing server are skipped, and say which package to install. Servers
+# that come as Java archives (deps/jars/*: Cassandra, DynamoDB Local) are
+# fetched from Maven Central into a cache once and checked against their
+# committed checksums (scripts/fetch-jars.sh).
 deps:
 	@missing=""; for p in $(SERVER_PACKAGES); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -38,6 +41,7 @@ deps:
 	  echo "installing:$$missing"; \
 	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$missing; \
 	else echo "not installed:$$missing (run as root or apt-get install them; tests that need them are skipped)"; fi
+	@for d in deps/jars/*/; do [ -f "$$d/pom.xml" ] && bash scripts/fetch-jars.sh "$$(basename "$$d")"; done; true
 
 check:
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -142,15 +142,21 @@ type Node struct {
 // when the node was serving (joined: its state in the cluster is normal;
 // left: it is out and stopped), and what moved.
 type NodeChange struct {
-	Action    string    // "add_node" or "remove_node"
-	Node      string    // the node's name
-	Host      string    // its lab host ("" = this machine)
-	Requested time.Time // when the change was asked for
-	Started   time.Time // add: the server process accepts connections
-	Done      time.Time // add: the node serves (joined, or a replica streaming); remove: it is out and stopped
+	Action    string    `json:"action"`         // "add_node" or "remove_node"
+	Node      string    `json:"node"`           // the node's name
+	Host      string    `json:"host,omitempty"` // its lab host ("" = this machine)
+	Requested time.Time `json:"requested"`      // when the change was asked for
+	Started   time.Time `json:"started"`        // add: the server process accepts connections
+	Done      time.Time `json:"done"`           // add: the node serves (joined, or a replica streaming); remove: it is out and stopped
 	// BytesStreamed is how much data moved to (add) or off (remove) the
 	// node, as the server reports it; -1 = unknown.
-	BytesStreamed int64
+	BytesStreamed int64 `json:"bytes_streamed"`
 	// Detail is one line of what happened, for the record.
-	Detail string
+	Detail string `json:"detail"`
+	// Error is set when the change failed; the times say how far it got.
+	Error string `json:"error,omitempty"`
 }
+
+// EventNodeChange is the results store's event kind of a NodeChange,
+// recorded with the run's ID and NodeChange as its JSON detail.
+const EventNodeChange = "node_change"

@@ -22,6 +22,11 @@ type Definition struct {
 	// campaign brought up is taken down at its end).
 	Keep  bool       `yaml:"keep"`
 	Hosts []HostSpec `yaml:"hosts"`
+	// PopulateUnthrottled lifts the hosts' volume and CPU limits while the
+	// campaign populates its target and puts them back, as defined, before
+	// the first run, as restoring a cloud volume from a snapshot would
+	// (unthrottle.go; docs/lab.md says how this departs from a provider).
+	PopulateUnthrottled bool `yaml:"populate_unthrottled"`
 }
 
 // HostSpec is one lab host, or Count hosts named Name1..NameCount.

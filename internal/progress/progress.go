@@ -1,12 +1,14 @@
 // Package progress shows a campaign's progress: a live bar on a terminal
-// (level, repetition, phase, ETA), or one line per run when the output is a
-// log file or CI console.
+// (level, repetition, phase, ETA; rows, rate and ETA while populating), or
+// one line per run, and one every PopulateLineEvery while populating, when
+// the output is a log file or CI console.
 package progress
 
 import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -24,7 +26,14 @@ type State struct {
 	Throughput          float64       // last interval: successful requests/s
 	P99                 time.Duration // last interval: p99 latency over all operations
 	Late, Dropped, Errs int64         // so far in this run
+	// Populate is how far the population got, while the phase is
+	// "populate" and rows are loading; nil otherwise.
+	Populate *Rows
 }
+
+// PopulateLineEvery is how often the line printer reports a population
+// that is still loading.
+const PopulateLineEvery = 10 * time.Second
 
 // Reporter receives progress updates.
 type Reporter interface {
@@ -43,7 +52,13 @@ func New(w io.Writer) Reporter {
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		return newBar(f)
 	}
-	return &lines{w: w}
+	return NewLines(w, PopulateLineEvery)
+}
+
+// NewLines returns the line printer, reporting a population every
+// populateEvery while it loads.
+func NewLines(w io.Writer, populateEvery time.Duration) Reporter {
+	return &lines{w: w, every: populateEvery}
 }
 
 // Quiet returns a reporter that shows nothing.
@@ -57,6 +72,12 @@ func (quiet) Finish()               {}
 func (quiet) Note(string)           {}
 
 func describe(s State) string {
+	if strings.HasPrefix(s.Phase, "populate") {
+		if s.Populate != nil {
+			return s.Phase + " · " + s.Populate.String()
+		}
+		return s.Phase
+	}
 	d := fmt.Sprintf("run %d/%d · level %d/%d (%s) · rep %d/%d · %s", s.Run, s.Runs, s.LevelIndex, s.Levels, s.Level, s.Repetition, s.Reps, s.Phase)
 	if s.Phase == "warmup" || s.Phase == "measure" {
 		d += fmt.Sprintf(" · %.0f ok/s p99 %v", s.Throughput, s.P99.Round(10*time.Microsecond))
@@ -110,16 +131,30 @@ func (b *bar) Note(line string) {
 	fmt.Fprintln(b.w, line)
 }
 
-// lines prints one line when a run starts and one when it ends.
+// lines prints one line when a run starts and one when it ends, and a
+// population's rows every so often.
 type lines struct {
-	w    io.Writer
-	last string
-	t0   time.Time
+	w     io.Writer
+	last  string
+	t0    time.Time
+	every time.Duration
+	// The population under way: when it started, when its last line was
+	// printed, and how many were.
+	popStart, popLine time.Time
+	popLines          int
 }
 
 func (l *lines) Update(s State) {
+	now := time.Now()
 	if l.t0.IsZero() {
-		l.t0 = time.Now()
+		l.t0 = now
+	}
+	if s.Phase == "populate" {
+		if s.Populate != nil {
+			l.populating(now, *s.Populate)
+			return
+		}
+		l.popStart, l.popLine, l.popLines = now, now, 0
 	}
 	key := fmt.Sprintf("%d/%s", s.Run, s.Phase)
 	if key == l.last || (s.Phase != "populate" && s.Phase != "warmup") {
@@ -132,6 +167,28 @@ func (l *lines) Update(s State) {
 	}
 	fmt.Fprintf(l.w, "run %d/%d: level %d/%d (%s), repetition %d/%d, ETA %v\n",
 		s.Run, s.Runs, s.LevelIndex, s.Levels, s.Level, s.Repetition, s.Reps, (s.Total - s.Done).Round(time.Second))
+}
+
+// populating prints the population's rows, rate and ETA once every
+// l.every, and a closing line when it printed any.
+func (l *lines) populating(now time.Time, r Rows) {
+	if l.popStart.IsZero() {
+		l.popStart, l.popLine = now, now
+	}
+	if r.Done >= r.Total {
+		if l.popLines > 0 {
+			took := now.Sub(l.popStart)
+			fmt.Fprintf(l.w, "populate: %d rows in %v (%.0f rows/s)\n", r.Done, took.Round(100*time.Millisecond), float64(r.Done)/took.Seconds())
+		}
+		l.popStart, l.popLines = time.Time{}, 0
+		return
+	}
+	if now.Sub(l.popLine) < l.every {
+		return
+	}
+	l.popLine = now
+	l.popLines++
+	fmt.Fprintf(l.w, "populate: %s\n", r)
 }
 
 func (l *lines) RunDone(s State, verdict string) {

@@ -2,8 +2,11 @@ package lab
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 )
@@ -250,6 +253,11 @@ const (
 	ActSetCPU    = "set_cpu"   // change a host's vCPUs
 	ActSetVolume = "set_volume"
 	ActSetLink   = "set_link" // change a host's link bandwidth
+	// Cluster events: the campaign carries them out (Apply refuses them
+	// with ErrClusterEvent), bringing a host up with AddHost or releasing
+	// it with RemoveHost around the target's own change.
+	ActAddNode    = "add_node"    // a new host (host, type, iops) joins the cluster
+	ActRemoveNode = "remove_node" // a host's node leaves the cluster and the host is released
 )
 
 // ClientHost names the machine's own side of the lab (where Headroom's
@@ -261,48 +269,100 @@ const ClientHost = "client"
 type Event struct {
 	At          time.Duration `yaml:"at"`           // offset from the start of the measured phase
 	Action      string        `yaml:"action"`       // one of the Act constants
-	Host        string        `yaml:"host"`         // the host acted on (all but partition and heal)
+	Host        string        `yaml:"host"`         // the host acted on (all but partition and heal); add_node: the new host's name
 	Groups      [][]string    `yaml:"groups"`       // partition: two groups of host names ("client" = Headroom's side)
 	VCPUs       float64       `yaml:"vcpus"`        // set_cpu
 	Volume      string        `yaml:"volume"`       // set_volume: default the host's only volume
-	IOPS        float64       `yaml:"iops"`         // set_volume
+	IOPS        float64       `yaml:"iops"`         // set_volume; add_node: the new host's volume (default its peers')
 	MiBps       float64       `yaml:"mibps"`        // set_volume
 	NetworkMbit float64       `yaml:"network_mbit"` // set_link
+	Type        string        `yaml:"type"`         // add_node: instance type ("" = the caller decides, e.g. the cluster's hosts' type)
 }
 
 // Actions lists the event actions, for error messages.
 func Actions() []string {
-	return []string{ActKill, ActStart, ActStop, ActContinue, ActLinkDown, ActLinkUp, ActPartition, ActHeal, ActSetCPU, ActSetVolume, ActSetLink}
+	return []string{ActKill, ActStart, ActStop, ActContinue, ActLinkDown, ActLinkUp, ActPartition, ActHeal, ActSetCPU, ActSetVolume, ActSetLink, ActAddNode, ActRemoveNode}
 }
 
 // CheckEvents validates events against the resolved hosts; measure is the
-// measured phase's length (an event must fall inside it). Errors name the
-// field, as "events[2].host: ...".
+// measured phase's length (an event must fall inside it). It does not
+// check add_node's instance type; CheckEventsWith does.
 func CheckEvents(events []Event, hosts []HostConfig, measure time.Duration) error {
-	byName := map[string]HostConfig{}
+	return CheckEventsWith(events, hosts, nil, measure)
+}
+
+// CheckEventsWith validates events against the resolved hosts and the
+// lab's catalog (nil: add_node's type and volume are not checked). Events
+// are checked in the order they happen (by at, then as listed), so that an
+// event may act on a host an earlier add_node brings up, and none on a
+// host an earlier remove_node released. Errors name the field, as
+// "events[2].host: ...".
+func CheckEventsWith(events []Event, hosts []HostConfig, cat *Catalog, measure time.Duration) error {
+	defined := map[string]HostConfig{}
 	var names []string
 	for _, h := range hosts {
-		byName[h.Name] = h
+		defined[h.Name] = h
 		names = append(names, h.Name)
 	}
 	hostList := strings.Join(names, ", ")
-	for i, e := range events {
+	order := make([]int, len(events))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return events[order[a]].At < events[order[b]].At })
+	present := maps.Clone(defined) // hosts up at the current event
+	lastChange := map[string]int{} // host -> the add_node or remove_node that last named it
+	absent := func(p string, i int, name string) error {
+		if j, ok := lastChange[name]; ok && events[j].Action == ActRemoveNode {
+			return fmt.Errorf("%s.host: %s is released by events[%d] at %v, before this event; act on it before it is removed", p, name, j, events[j].At)
+		}
+		for j, x := range events {
+			if x.Action == ActAddNode && x.Host == name && j != i {
+				return fmt.Errorf("%s.host: %s is added by events[%d] at %v, after this event at %v; an event acts on a host only once it is added", p, name, j, x.At, events[i].At)
+			}
+		}
+		return fmt.Errorf("%s.host: %q is not a lab host; use one of %s, or a host an earlier add_node brings up", p, name, hostList)
+	}
+	for _, i := range order {
+		e := events[i]
 		p := fmt.Sprintf("events[%d]", i)
 		if e.At < 0 || e.At >= measure {
 			return fmt.Errorf("%s.at: %v is outside the measured phase (0 to %v); events happen at an offset into it", p, e.At, measure)
 		}
-		known := false
-		for _, a := range Actions() {
-			known = known || a == e.Action
-		}
-		if !known {
+		if !slices.Contains(Actions(), e.Action) {
 			return fmt.Errorf("%s.action: %q is not an action; use one of %s", p, e.Action, strings.Join(Actions(), ", "))
+		}
+		if e.Type != "" && e.Action != ActAddNode {
+			return fmt.Errorf("%s.type: only add_node takes an instance type; remove it", p)
+		}
+		switch e.Action {
+		case ActAddNode:
+			if j, ok := lastChange[e.Host]; ok && events[j].Action == ActAddNode {
+				return fmt.Errorf("%s.host: %s is already added by events[%d] at %v; remove it first or give this host another name", p, e.Host, j, events[j].At)
+			}
+			hc, err := checkAddNode(e, defined, hosts, cat)
+			if err != nil {
+				return fmt.Errorf("%s.%v", p, err)
+			}
+			present[e.Host] = hc
+			lastChange[e.Host] = i
+			continue
+		case ActRemoveNode:
+			if _, ok := present[e.Host]; !ok {
+				return absent(p, i, e.Host)
+			}
+			if e.VCPUs != 0 || e.Volume != "" || e.IOPS != 0 || e.MiBps != 0 || e.NetworkMbit != 0 || len(e.Groups) > 0 {
+				return fmt.Errorf("%s.action: remove_node takes only host; remove the other fields", p)
+			}
+			delete(present, e.Host)
+			lastChange[e.Host] = i
+			continue
 		}
 		needsHost := e.Action != ActPartition && e.Action != ActHeal
 		if needsHost {
-			h, ok := byName[e.Host]
+			h, ok := present[e.Host]
 			if !ok {
-				return fmt.Errorf("%s.host: %q is not a lab host; use one of %s", p, e.Host, hostList)
+				return absent(p, i, e.Host)
 			}
 			if err := checkEventValues(e, h); err != nil {
 				return fmt.Errorf("%s.%v", p, err)
@@ -317,8 +377,8 @@ func CheckEvents(events []Event, hosts []HostConfig, measure time.Duration) erro
 			in := map[string]int{}
 			for g, group := range e.Groups {
 				for _, n := range group {
-					if _, ok := byName[n]; !ok && n != ClientHost {
-						return fmt.Errorf("%s.groups: %q is not a lab host; use %s or %q", p, n, hostList, ClientHost)
+					if _, ok := present[n]; !ok && n != ClientHost {
+						return fmt.Errorf("%s.groups: %q is not a lab host at this event; use %s, a host an earlier add_node brings up, or %q", p, n, hostList, ClientHost)
 					}
 					if prev, dup := in[n]; dup && prev != g {
 						return fmt.Errorf("%s.groups: %q is in both groups", p, n)
@@ -331,6 +391,35 @@ func CheckEvents(events []Event, hosts []HostConfig, measure time.Duration) erro
 		}
 	}
 	return nil
+}
+
+// checkAddNode checks an add_node event and returns the new host's
+// configuration as far as it is known (its type may be left to the
+// caller, which then decides its volume too).
+func checkAddNode(e Event, defined map[string]HostConfig, hosts []HostConfig, cat *Catalog) (HostConfig, error) {
+	if e.Host == "" {
+		return HostConfig{}, fmt.Errorf("host: add_node needs the new host's name, like db4")
+	}
+	if !validHostName(e.Host) {
+		return HostConfig{}, fmt.Errorf("host: %q must start with a letter and have at most 16 letters, digits or '-'", e.Host)
+	}
+	if _, ok := defined[e.Host]; ok {
+		return HostConfig{}, fmt.Errorf("host: %s is a host of lab.hosts; add_node brings up a new host, so give it a name lab.hosts does not use", e.Host)
+	}
+	if e.VCPUs != 0 || e.Volume != "" || e.MiBps != 0 || e.NetworkMbit != 0 || len(e.Groups) > 0 {
+		return HostConfig{}, fmt.Errorf("action: add_node takes host, type and iops; remove the other fields")
+	}
+	if e.IOPS < 0 {
+		return HostConfig{}, fmt.Errorf("iops: must be positive (or left out), got %v", e.IOPS)
+	}
+	if cat == nil || e.Type == "" {
+		hc := HostConfig{Name: e.Host, Type: e.Type}
+		if v, ok := peerVolume(e.Type, hosts); ok {
+			hc.Volumes = []VolumeConfig{v}
+		}
+		return hc, nil
+	}
+	return newHostConfig(NewHost{Name: e.Host, Type: e.Type, IOPS: e.IOPS}, hosts, nil, cat)
 }
 
 func checkEventValues(e Event, h HostConfig) error {

@@ -32,6 +32,8 @@ func (l *Lab) Apply(e Event) (string, error) {
 		return fmt.Sprintf("continued %d processes on %s", n, e.Host), err
 	case ActStart:
 		return "start the service on " + e.Host, ErrStartService
+	case ActAddNode, ActRemoveNode:
+		return e.Action + " " + e.Host, fmt.Errorf("%s %s: %w", e.Action, e.Host, ErrClusterEvent)
 	case ActLinkDown:
 		return "link of " + e.Host + " down", l.SetLinkUp(e.Host, false)
 	case ActLinkUp:

@@ -289,6 +289,15 @@ func rescale(split [2]float64, from, to float64) [2]float64 {
 // startGovernor starts the split's loop for the lab's volumes with a
 // budget; it ends at Close or when the lab's cgroups are gone.
 func (l *Lab) startGovernor() {
+	l.governed = true
+	if l.gov.stop != nil {
+		select {
+		case <-l.gov.done: // it ended with the last volume (hosts removed); a new one may start
+			l.gov.stop = nil
+		default:
+			return
+		}
+	}
 	l.mu.Lock()
 	var hosts []HostState
 	for _, h := range l.state.Hosts {

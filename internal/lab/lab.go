@@ -46,6 +46,12 @@ type State struct {
 	Catalog   *Catalog    `json:"catalog"`               // the types the lab was made from
 	Owner     int         `json:"owner_pid,omitempty"`   // the campaign process that takes it down; 0 = kept until lab down
 	Partition bool        `json:"partitioned,omitempty"` // partition rules may be in place
+	// Pending are hosts being added or removed while the lab runs
+	// (scale.go): lab down removes them too.
+	Pending []HostState `json:"pending,omitempty"`
+	// Released are the definitions of hosts removed while the lab ran, so
+	// that a host added again under its name comes back as it was.
+	Released []HostConfig `json:"released,omitempty"`
 }
 
 // HostState is one host as created, with its current (possibly changed)
@@ -87,6 +93,9 @@ type Lab struct {
 	cg    *cgroups
 	owned bool // brought up by this process (and so taken down by it unless kept)
 	gov   governor
+	// governed: this process keeps the volume budgets split (Up started
+	// the governor), so hosts added later join it.
+	governed bool
 }
 
 // Options tune Up.
@@ -192,7 +201,7 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 			Now:    definedLimits(h),
 		}
 		if len(h.Volumes) > 0 {
-			hs.VolumeDir = filepath.Join(VolumeDir, name, h.Name+"-"+h.Volumes[0].Name)
+			hs.VolumeDir = volumeDir(name, h.Name, h.Volumes[0].Name)
 		}
 		st.Hosts = append(st.Hosts, hs)
 	}
@@ -251,6 +260,7 @@ func (l *Lab) createHost(h *HostState, bits int) error {
 		{"", "link", "add", h.Veth, "type", "veth", "peer", "name", peer},
 		{"", "link", "set", peer, "netns", h.Netns},
 		{h.Netns, "link", "set", peer, "name", "eth0"},
+		{h.Netns, "link", "set", "eth0", "address", macFor(h.Addr)},
 		{h.Netns, "addr", "add", fmt.Sprintf("%s/%d", h.Addr, bits), "dev", "eth0"},
 		{h.Netns, "link", "set", "lo", "up"},
 		{h.Netns, "link", "set", "eth0", "up"},
@@ -401,20 +411,9 @@ func (l *Lab) Close(keep bool) error {
 func (l *Lab) teardown() error {
 	st := l.state
 	var errs []error
-	for _, h := range st.Hosts {
-		if err := l.cg.remove(h.Cgroup); err != nil {
+	for _, h := range hostsOf(st) {
+		if err := l.removeHostParts(h); err != nil {
 			errs = append(errs, err)
-		}
-		if err := run("ip", "netns", "del", h.Netns); err != nil && !notFound(err) {
-			errs = append(errs, err)
-		}
-		if err := ipNS("", "link", "del", h.Veth); err != nil && !notFound(err) {
-			errs = append(errs, err)
-		}
-		if h.VolumeDir != "" {
-			if err := os.RemoveAll(h.VolumeDir); err != nil {
-				errs = append(errs, err)
-			}
 		}
 	}
 	if err := ipNS("", "link", "del", st.Bridge); err != nil && !notFound(err) {

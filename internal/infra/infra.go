@@ -98,6 +98,9 @@ type Facts struct {
 	PricePerHour float64 `json:"price_per_hour"`
 	Stopped      bool    `json:"stopped,omitempty"`   // its processes are stopped (a fault)
 	LinkDown     bool    `json:"link_down,omitempty"` // its network link is down (a fault)
+	// Removed: the host was released (Scaler.RemoveHost); its last facts
+	// are kept, stopped, with its link down and no price.
+	Removed bool `json:"removed,omitempty"`
 }
 
 // Volume is a block volume of a host, with the limits in force now.
@@ -169,6 +172,7 @@ type Resizer interface {
 type HostSpec struct {
 	Name string
 	Type string
+	IOPS float64 // provisioned IOPS of its volume; 0 = as the provider decides (the lab: like its peers')
 }
 
 // Scaler adds and removes hosts while a campaign runs.

@@ -6,8 +6,11 @@ package labinfra
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
+	"sync"
 
 	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/lab"
@@ -96,7 +99,16 @@ func (p *Provider) Describe() (string, any) {
 		return "", nil
 	}
 	st := p.lab.State()
-	return "lab", map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts, "catalog": st.Catalog}
+	d := map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts, "catalog": st.Catalog}
+	// Hosts added or released since the lab came up (node events), when
+	// it is described again.
+	if a := p.AddedHosts(); len(a) > 0 {
+		d["added"] = a
+	}
+	if r := p.RemovedHosts(); len(r) > 0 {
+		d["removed"] = r
+	}
+	return "lab", d
 }
 
 func (p *Provider) up() (*lab.Lab, error) {
@@ -151,27 +163,111 @@ func (p *Provider) SetLink(host string, mbit float64) error {
 	return l.SetLink(host, mbit)
 }
 
-// AddHost implements infra.Scaler; a lab's hosts are fixed when it comes
-// up, for now.
-func (p *Provider) AddHost(context.Context, infra.HostSpec) (infra.Host, error) {
-	return nil, fmt.Errorf("adding a host to lab %s while it runs: %w; list every host in lab.hosts", p.name, infra.ErrNotSupported)
+// AddHost implements infra.Scaler: the lab brings a host of the
+// catalog's type up while it runs (lab.AddHost), with a volume like its
+// peers' (h.IOPS provisions it). A host of the definition removed earlier
+// comes back as defined when h names no type. The campaign opens the new
+// host's monitor and records its limits.
+func (p *Provider) AddHost(ctx context.Context, h infra.HostSpec) (infra.Host, error) {
+	l, err := p.up()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := l.AddHost(ctx, lab.NewHost{Name: h.Name, Type: h.Type, IOPS: h.IOPS}); err != nil {
+		return nil, err
+	}
+	return &Host{lab: l, name: h.Name}, nil
 }
 
-// RemoveHost implements infra.Scaler; see AddHost.
-func (p *Provider) RemoveHost(context.Context, string) error {
-	return fmt.Errorf("removing a host from lab %s while it runs: %w; stop its processes with a stop or kill event instead", p.name, infra.ErrNotSupported)
+// RemoveHost implements infra.Scaler: the host's processes are killed and
+// the host released (lab.RemoveHost). Its infra.Host keeps its last facts,
+// marked removed.
+func (p *Provider) RemoveHost(ctx context.Context, name string) error {
+	l, err := p.up()
+	if err != nil {
+		return err
+	}
+	return l.RemoveHost(ctx, name)
+}
+
+// AddedHosts lists the hosts up now that the definition does not have
+// (added while the campaign ran), in the lab's order.
+func (p *Provider) AddedHosts() []string {
+	if p.lab == nil {
+		return nil
+	}
+	var out []string
+	for _, h := range p.lab.State().Hosts {
+		if !slices.ContainsFunc(p.hosts, func(d lab.HostConfig) bool { return d.Name == h.Name }) {
+			out = append(out, h.Name)
+		}
+	}
+	return out
+}
+
+// RemovedHosts lists the defined hosts that are not up now (released
+// while the campaign ran), in their defined order.
+func (p *Provider) RemovedHosts() []string {
+	if p.lab == nil {
+		return nil
+	}
+	var out []string
+	for _, d := range p.hosts {
+		if _, err := p.lab.Host(d.Name); err != nil {
+			out = append(out, d.Name)
+		}
+	}
+	return out
+}
+
+// Restore puts the lab's hosts back as defined: hosts added are removed,
+// defined hosts removed are brought up again as they were. It undoes the
+// host changes of a run after its node events; the servers on them are
+// the caller's.
+func (p *Provider) Restore(ctx context.Context) error {
+	var errs []error
+	for _, name := range p.AddedHosts() {
+		errs = append(errs, p.RemoveHost(ctx, name))
+	}
+	for _, name := range p.RemovedHosts() {
+		_, err := p.AddHost(ctx, infra.HostSpec{Name: name})
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
 }
 
 // Host is one lab host. Its address and limits are read from the lab's
-// state on every call, so they follow the events that change them.
+// state on every call, so they follow the events that change them; once
+// the host is removed, its last state stands, marked removed.
 type Host struct {
 	lab  *lab.Lab
 	name string
+
+	mu      sync.Mutex
+	last    lab.HostState
+	removed bool
 }
 
 func (h *Host) state() lab.HostState {
-	s, _ := h.lab.Host(h.name) // the host exists: it came from the lab's state
+	s, err := h.lab.Host(h.name)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		h.removed = true
+		if h.last.Name == "" {
+			h.last.Name = h.name
+		}
+		return h.last
+	}
+	h.last, h.removed = s, false // a host removed and added again is back
 	return s
+}
+
+// gone reports whether the host was removed (after a call to state).
+func (h *Host) gone() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.removed
 }
 
 // Name implements infra.Host.
@@ -219,6 +315,11 @@ func (h *Host) Facts() infra.Facts {
 		}
 		f.Volumes = append(f.Volumes, fv)
 	}
+	if h.gone() {
+		// Released: nothing runs on it, nothing reaches it, nothing is
+		// paid for it any more.
+		f.Removed, f.Stopped, f.LinkDown, f.PricePerHour, f.Volumes = true, true, true, 0, nil
+	}
 	return f
 }
 
@@ -226,6 +327,9 @@ func (h *Host) Facts() infra.Facts {
 // volumes' monthly prices spread over lab.HoursPerMonth hours.
 func (h *Host) PricePerHour() float64 {
 	s := h.state()
+	if h.gone() {
+		return 0
+	}
 	p := s.PricePerHour
 	for _, v := range s.Volumes {
 		p += v.MonthlyPrice / lab.HoursPerMonth

@@ -3,6 +3,7 @@ package labinfra
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,16 +128,10 @@ func TestLabProvider(t *testing.T) {
 	if a, d := app.Facts().VCPUs, db.Facts().Volumes[0].IOPS; a != 0.5 || d != 300 {
 		t.Errorf("after ResetFaults: app1 %v vCPUs, db1 %v IOPS", a, d)
 	}
-	var sc infra.Scaler = p
-	if _, err := sc.AddHost(context.Background(), infra.HostSpec{Name: "db2", Type: "small"}); !errors.Is(err, infra.ErrNotSupported) {
-		t.Errorf("AddHost: %v", err)
-	}
-	if err := sc.RemoveHost(context.Background(), "app1"); !errors.Is(err, infra.ErrNotSupported) {
-		t.Errorf("RemoveHost: %v", err)
-	}
 	if kind, detail := p.Describe(); kind != "lab" || detail.(map[string]any)["name"] != name {
 		t.Errorf("describe: %s %v", kind, detail)
 	}
+	scaleHosts(t, p)
 
 	// A second provider of the same lab takes the running lab as it is and
 	// leaves it up; the one that brought it up takes it down.
@@ -182,5 +177,84 @@ func upThenDown(t *testing.T, p *Provider) {
 	}
 	if err := p.Down(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// scaleHosts adds a host to p's running lab and removes hosts, through
+// infra.Scaler: the new host is one of the provider's hosts, with the
+// catalog's limits and price and a volume like db1's, and is monitored;
+// a removed host's facts say so; Restore puts the definition back.
+func scaleHosts(t *testing.T, p *Provider) {
+	t.Helper()
+	ctx := context.Background()
+	var sc infra.Scaler = p
+	db2, err := sc.AddHost(ctx, infra.HostSpec{Name: "db2", Type: "medium", IOPS: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.Lab().State()
+	medium, _ := st.Catalog.Instance("medium")
+	f := db2.Facts()
+	if f.Name != "db2" || f.Type != "medium" || f.VCPUs != medium.VCPUs || f.PricePerHour != medium.PricePerHour ||
+		len(f.Volumes) != 1 || f.Volumes[0].IOPS != 400 || f.Volumes[0].Type != "piops" || db2.DataDir() == "" || f.Removed {
+		t.Errorf("db2 facts %+v, data %q", f, db2.DataDir())
+	}
+	if db2.PricePerHour() <= medium.PricePerHour {
+		t.Errorf("db2's price %v leaves out its volume", db2.PricePerHour())
+	}
+	if got := strings.Join(p.Hosts().Names(), ","); got != "db1,app1,db2" {
+		t.Errorf("hosts after AddHost: %s", got)
+	}
+	if a := p.AddedHosts(); len(a) != 1 || a[0] != "db2" {
+		t.Errorf("added hosts %v", a)
+	}
+	if _, detail := p.Describe(); fmt.Sprint(detail.(map[string]any)["added"]) != "[db2]" {
+		t.Errorf("describe after AddHost: %v", detail)
+	}
+	cmd := exec.Command("ip", "-o", "-4", "addr", "show")
+	if err := db2.Command(cmd, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), db2.Address()+"/") {
+		t.Errorf("addresses seen on db2: %s %v", out, err)
+	}
+	m, err := db2.Monitor()
+	if err != nil || m == nil {
+		t.Fatalf("db2's monitor: %v", err)
+	}
+	m.Sample(time.Now())
+	ss, err := m.Sample(time.Now().Add(100 * time.Millisecond))
+	m.Close()
+	if err != nil || len(ss) == 0 || ss[0].Host != "db2" {
+		t.Errorf("db2's samples: %d, %v", len(ss), err)
+	}
+
+	if err := sc.RemoveHost(ctx, "db2"); err != nil {
+		t.Fatal(err)
+	}
+	if f := db2.Facts(); !f.Removed || !f.Stopped || f.PricePerHour != 0 || f.Name != "db2" || f.Type != "medium" || db2.PricePerHour() != 0 {
+		t.Errorf("db2 removed: facts %+v, price %v", f, db2.PricePerHour())
+	}
+	if err := sc.RemoveHost(ctx, "app1"); err != nil {
+		t.Fatal(err)
+	}
+	if a, r := p.AddedHosts(), p.RemovedHosts(); len(a) != 0 || len(r) != 1 || r[0] != "app1" {
+		t.Errorf("after removing db2 and app1: added %v, removed %v", a, r)
+	}
+	if _, err := sc.AddHost(ctx, infra.HostSpec{Name: "db3"}); err == nil || !strings.Contains(err.Error(), "needs an instance type") {
+		t.Errorf("a new host without a type: %v", err)
+	}
+	if _, err := sc.AddHost(ctx, infra.HostSpec{Name: "db4", Type: "small"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Hosts().Names(), ","); got != "db1,app1" || len(p.AddedHosts())+len(p.RemovedHosts()) != 0 {
+		t.Errorf("hosts after Restore: %s", got)
+	}
+	app, _ := p.Hosts().Get("app1")
+	if f := app.Facts(); f.VCPUs != 0.5 || f.Removed {
+		t.Errorf("app1 back: %+v", f)
 	}
 }

@@ -176,13 +176,19 @@ type executor struct {
 	holes    []uint64
 	sampler  *procfs.Sampler // nil when monitoring is off
 	hostMons hostMonitors    // the provider's hosts' samplers; empty for this machine alone or without monitoring
-	clock    *serverClock    // nil when the target reports no server times
-	rs       resetState
-	setup    *Setup
-	faults   infra.Faulter // the provider's run-time events; nil when it has none
-	killed   bool          // a kill event stopped the target's server in this run
-	tr       treatmentRun
-	sweep    *sweeper // the treatment's sweep (sweep.go); nil when its levels are a list
+	// hostMonOf are the same samplers by host name, and live the sources
+	// the running run's monitor samples (nil between runs): cluster
+	// events add and remove hosts while a run goes on (nodes.go).
+	hostMonOf map[string]infra.Monitor
+	live      *liveSources
+	undo      nodeUndo     // what the running run's cluster events changed
+	clock     *serverClock // nil when the target reports no server times
+	rs        resetState
+	setup     *Setup
+	faults    infra.Faulter // the provider's run-time events; nil when it has none
+	killed    bool          // a kill event stopped the target's server in this run
+	tr        treatmentRun
+	sweep     *sweeper // the treatment's sweep (sweep.go); nil when its levels are a list
 }
 
 // treatmentRun is one treatment of a campaign as the executor runs it.
@@ -325,11 +331,13 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 			ex.sampler.Close() // the current one: a restart replaces it
 		}
 	}()
+	ex.hostMonOf = map[string]infra.Monitor{}
 	if ex.sampler != nil {
-		if ex.hostMons, err = openHostMonitors(setup.Hosts); err != nil {
+		if ex.hostMons, ex.hostMonOf, err = openHostMonitors(setup.Hosts); err != nil {
 			return out, err
 		}
-		defer ex.hostMons.Close()
+		// A function, not the slice now: cluster events add hosts.
+		defer func() { ex.hostMons.Close() }()
 	}
 	if ex.next, err = ex.lastKeySpace(); err != nil {
 		return out, err

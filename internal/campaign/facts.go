@@ -58,6 +58,11 @@ func TreatmentFacts(s *spec.Spec, name string, index int, set []results.Setting)
 		t.Target.Hosts = []string{h}
 	}
 	t.Target.Managed = registry.ManagedOf(s.Target.Options) != nil
+	if m := registry.ManagedOf(s.Target.Options); m != nil && m.Cluster != nil {
+		c := m.Cluster
+		t.Target.Cluster = &results.Cluster{Nodes: c.NodeCount(), Mode: c.Mode, ReplicationFactor: c.ReplicationFactor, HostPrefix: c.Hosts}
+		t.Target.Hosts = clusterHosts(s, c.Hosts, c.NodeCount())
+	}
 	t.Analysis = analysisFacts(s.Analysis)
 	for _, e := range s.Events {
 		t.Events = append(t.Events, results.ScheduledEvent{At: e.At, Action: e.Action, Host: e.Host})
@@ -87,6 +92,30 @@ func TreatmentFacts(s *spec.Spec, name string, index int, set []results.Setting)
 		}
 	}
 	return t
+}
+
+// clusterHosts are the lab hosts a cluster's nodes start on: the first n
+// whose names start with prefix, in the lab's order (see
+// registry.Env.ClusterPlacements).
+func clusterHosts(s *spec.Spec, prefix string, n int) []string {
+	if s.Lab == nil || prefix == "" {
+		return nil
+	}
+	specDir := ""
+	if s.File != "" {
+		specDir = filepath.Dir(s.File)
+	}
+	hosts, _, err := s.Lab.Resolve(specDir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, h := range hosts {
+		if strings.HasPrefix(h.Name, prefix) && len(out) < n {
+			out = append(out, h.Name)
+		}
+	}
+	return out
 }
 
 // managedHost is the lab host of the target's managed server ("" when it

@@ -44,19 +44,21 @@ type hostMonitors []infra.Monitor
 
 // openHostMonitors opens the samplers of the provider's hosts (none for
 // this machine, which the campaign samples with the spec's settings).
-func openHostMonitors(hosts infra.Hosts) (hostMonitors, error) {
+func openHostMonitors(hosts infra.Hosts) (hostMonitors, map[string]infra.Monitor, error) {
 	var out hostMonitors
+	byName := map[string]infra.Monitor{}
 	for _, h := range hosts {
 		m, err := h.Monitor()
 		if err != nil {
 			out.Close()
-			return nil, fmt.Errorf("monitoring host %s: %w", h.Name(), err)
+			return nil, nil, fmt.Errorf("monitoring host %s: %w", h.Name(), err)
 		}
 		if m != nil {
 			out = append(out, m)
+			byName[h.Name()] = m
 		}
 	}
-	return out, nil
+	return out, byName, nil
 }
 
 // Close closes every sampler.
@@ -79,7 +81,7 @@ type faultRecord struct {
 // (the start of the run's measured phase) until stop is called. Each one
 // is recorded as a fault event when it happens.
 func (ex *executor) startEvents(ctx context.Context, id int64, measureAt time.Time) (stop func()) {
-	if ex.faults == nil || len(ex.s.Events) == 0 {
+	if len(ex.s.Events) == 0 {
 		return func() {}
 	}
 	evs := append([]infra.Event(nil), ex.s.Events...)
@@ -108,7 +110,20 @@ func (ex *executor) startEvents(ctx context.Context, id int64, measureAt time.Ti
 }
 
 func (ex *executor) applyEvent(ctx context.Context, id int64, e infra.Event) {
-	detail, err := ex.faults.Apply(e)
+	var detail string
+	var err error
+	switch {
+	case isNodeEvent(e):
+		detail, err = ex.applyNodeEvent(ctx, id, e)
+		if err != nil {
+			detail = fmt.Sprintf("%s %s failed: %v", e.Action, hostOrLocal(e.Host), err)
+		}
+	case ex.faults == nil:
+		err = fmt.Errorf("the %s provider applies no %s events", ex.setup.Provider.Name(), e.Action)
+		detail = err.Error()
+	default:
+		detail, err = ex.faults.Apply(e)
+	}
 	if errors.Is(err, infra.ErrStartService) {
 		err = ex.startService(ctx)
 		detail = "started the target's server again on " + e.Host
@@ -123,7 +138,7 @@ func (ex *executor) applyEvent(ctx context.Context, id int64, e infra.Event) {
 	b, _ := json.Marshal(rec)
 	now := time.Now()
 	_ = ex.st.AddEvent(store.Event{RunID: id, Time: now, Kind: eventFault, Detail: string(b)})
-	if err == nil {
+	if err == nil && !isNodeEvent(e) {
 		_ = ex.setup.recordLimits(now, e.Action)
 	}
 	ex.prog.Note(fmt.Sprintf("event at +%v: %s", e.At, detail))
@@ -142,10 +157,16 @@ func (ex *executor) startService(ctx context.Context) error {
 // starts a killed server again, so that every run starts from the same
 // set-up. It records what it did.
 func (ex *executor) undoEvents(ctx context.Context, id int64) error {
-	if ex.faults == nil || len(ex.s.Events) == 0 {
+	if len(ex.s.Events) == 0 {
 		return nil
 	}
-	err := ex.faults.ResetFaults()
+	// The cluster first: a node taken out comes back on a host that the
+	// reset below then treats like the others.
+	err := ex.undoNodes(ctx, id)
+	if ex.faults == nil {
+		return err
+	}
+	err = errors.Join(err, ex.faults.ResetFaults())
 	restarted := false
 	if ex.killed {
 		if serr := ex.startService(ctx); serr != nil {

@@ -78,15 +78,15 @@ func (ex *executor) startMonitor(id int64, origin, end time.Time) func() {
 	if ex.sampler == nil {
 		return func() {}
 	}
-	var src monitor.Source = ex.sampler
-	if len(ex.hostMons) > 0 {
-		all := sources{ex.sampler}
-		for _, m := range ex.hostMons {
-			all = append(all, m)
-		}
-		src = all
+	// Live sources: a cluster event adds or removes hosts, and a restart
+	// replaces the sampler of the server's processes, while this run is
+	// sampled.
+	live := &liveSources{list: []monitor.Source{ex.sampler}}
+	for _, m := range ex.hostMons {
+		live.add(m)
 	}
-	r := monitor.NewRunner(src, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
+	ex.live = live
+	r := monitor.NewRunner(live, ex.s.Monitor.Interval.Duration, func(ss []monitor.Sample) error {
 		kept := ss[:0]
 		for _, x := range ss {
 			if x.Start.Before(end) {
@@ -97,7 +97,9 @@ func (ex *executor) startMonitor(id int64, origin, end time.Time) func() {
 	})
 	r.Start(origin)
 	return func() {
-		if err := r.Stop(); err != nil {
+		err := r.Stop()
+		ex.live = nil
+		if err != nil {
 			_ = ex.st.AddEvent(store.Event{RunID: id, Time: time.Now(), Kind: "monitor_error", Detail: err.Error()})
 		}
 	}
@@ -120,6 +122,9 @@ func (ex *executor) restartMonitor() error {
 	s, err := newSampler(ex.s.Monitor, serverPIDs(ex.tgt))
 	if err != nil {
 		return err
+	}
+	if ex.live != nil {
+		ex.live.replace(ex.sampler, s)
 	}
 	ex.sampler.Close()
 	ex.sampler = s

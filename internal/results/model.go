@@ -136,6 +136,18 @@ type Target struct {
 	Address string   `json:"address,omitempty"`
 	Hosts   []string `json:"hosts,omitempty"`
 	Managed bool     `json:"managed,omitempty"` // Headroom started the server
+	// Cluster describes a managed cluster as it starts (its node count
+	// changes only through the run's node_change events); nil for one
+	// server.
+	Cluster *Cluster `json:"cluster,omitempty"`
+}
+
+// Cluster is a managed cluster's definition (managed.cluster).
+type Cluster struct {
+	Nodes             int    `json:"nodes"`
+	Mode              string `json:"mode,omitempty"`               // "" = the target's default
+	ReplicationFactor int    `json:"replication_factor,omitempty"` // 0 = the target's default
+	HostPrefix        string `json:"host_prefix,omitempty"`        // lab hosts' name prefix; "" = this machine
 }
 
 // ScheduledEvent is one entry of the spec's events: section.

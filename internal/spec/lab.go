@@ -9,9 +9,10 @@ import (
 
 // lab checks the lab: and events: sections against the instance catalog.
 func (c *checker) lab(s *Spec) {
+	allCluster := c.clusterEvents(s)
 	if s.Lab == nil {
-		if len(s.Events) > 0 {
-			c.fail("events", "events act on lab hosts, but the spec has no lab: section; add one or remove events")
+		if len(s.Events) > 0 && !allCluster {
+			c.fail("events", "events act on lab hosts, but the spec has no lab: section; add one or remove events (only add_node and remove_node run without a lab)")
 		}
 		return
 	}
@@ -23,12 +24,12 @@ func (c *checker) lab(s *Spec) {
 	if c.file != "" {
 		dir = filepath.Dir(c.file)
 	}
-	hosts, _, err := s.Lab.Resolve(dir)
+	hosts, cat, err := s.Lab.Resolve(dir)
 	if err != nil {
 		c.pathError("lab.catalog", err)
 		return
 	}
-	if err := checkEvents(s, hosts); err != nil {
+	if err := lab.CheckEventsWith(s.Events, hosts, cat, s.Phases.Measure.Duration); err != nil {
 		c.pathError("events", err)
 	}
 }
@@ -42,8 +43,4 @@ func (c *checker) pathError(fallback string, err error) {
 		return
 	}
 	c.fail(fallback, "%s", msg)
-}
-
-func checkEvents(s *Spec, hosts []lab.HostConfig) error {
-	return lab.CheckEvents(s.Events, hosts, s.Phases.Measure.Duration)
 }

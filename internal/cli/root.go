@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	// Targets register themselves with the registry.
+	_ "github.com/headroom-dev/headroom/internal/target/cassandra"
 	_ "github.com/headroom-dev/headroom/internal/target/disk"
 	_ "github.com/headroom-dev/headroom/internal/target/dynamodb"
 	_ "github.com/headroom-dev/headroom/internal/target/http"

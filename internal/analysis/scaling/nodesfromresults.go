@@ -1,0 +1,136 @@
+package scaling
+
+import (
+	"math"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/analysis/capacity"
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
+	"github.com/headroom-dev/headroom/internal/analysis/stats"
+	"github.com/headroom-dev/headroom/internal/results"
+)
+
+// NodeComparison is a comparison over node count of the treatments that
+// ran a managed cluster.
+type NodeComparison struct {
+	Result NodeResult
+	// Deployments are the lab deployments of the compared treatments, by
+	// name; a treatment whose cluster ran on this machine has none.
+	Deployments map[string]Deployment
+	// Notes say where an estimate is weaker than it looks, then the
+	// analysis's own notes.
+	Notes []string
+	// Problem is why the comparison could not be made; Result is then
+	// empty.
+	Problem error
+}
+
+// FromClusters compares the capacity curves of the treatments whose
+// target ran a managed cluster (results.Target.Cluster): node count =
+// the cluster's nodes as it started; node type, size (vCPUs relative to
+// the smallest type) and price from the lab hosts it ran on
+// (TreatmentDeployment); throughput, and the mean response time at the
+// common load below the knees, as FromCurves gives them; the
+// response-time distribution pooled over the runs at that load and at the
+// capacity estimate's level. It returns nil unless at least two cluster
+// treatments differ in node count or node size.
+func FromClusters(r *results.Results, curves []capacity.TreatmentCurve) *NodeComparison {
+	var tcs []capacity.TreatmentCurve
+	var ds []Deployment
+	var onLab []bool
+	allLab := true
+	for _, tc := range curves {
+		if tc.Treatment.Target.Cluster == nil {
+			continue
+		}
+		d, ok := TreatmentDeployment(r, tc.Treatment)
+		tcs, ds, onLab = append(tcs, tc), append(ds, d), append(onLab, ok)
+		allLab = allLab && ok
+	}
+	if len(tcs) < 2 {
+		return nil
+	}
+	out := &NodeComparison{Deployments: map[string]Deployment{}}
+	ref := math.Inf(1)
+	for i, d := range ds {
+		if onLab[i] {
+			out.Deployments[tcs[i].Treatment.Name] = d
+			ref = math.Min(ref, d.VCPUs)
+		}
+	}
+	shapes := map[string]Shape{}
+	var cs []capacity.Curve
+	differ := false
+	for i, tc := range tcs {
+		s := Shape{Servers: float64(tc.Treatment.NodeCount()), Size: 1}
+		if allLab && ref > 0 {
+			s.Size = ds[i].VCPUs / ref
+		}
+		if onLab[i] {
+			s.PricePerHour = ds[i].PricePerHour
+		}
+		shapes[tc.Treatment.Name] = s
+		cs = append(cs, tc.Curve)
+		first := shapes[tcs[0].Treatment.Name]
+		differ = differ || s.Servers != first.Servers || s.Size != first.Size
+	}
+	if !differ {
+		return nil
+	}
+	if !allLab {
+		out.Notes = append(out.Notes, "some clusters ran on this machine rather than on lab hosts: node sizes are unknown, so every node counts as size 1, and only lab nodes have a price")
+	}
+	ts, notes, err := FromCurves(cs, shapes)
+	if err != nil {
+		out.Problem = err
+		return out
+	}
+	out.Notes = append(out.Notes, notes...)
+	nts := make([]NodeTreatment, len(ts))
+	for i, t := range ts {
+		tc := tcs[i]
+		nt := NodeTreatment{Treatment: t, AtLoad: NoRT, AtCapacity: NoRT}
+		if onLab[i] {
+			nt.Type = ds[i].Types
+		}
+		if !math.IsNaN(t.Load) && t.Load != 0 {
+			nt.AtLoad = rtAt(tc.Input, t.Load)
+		}
+		if c := tc.Curve; c.MaxIndex >= 0 && c.MaxIndex < len(c.Points) {
+			nt.AtCapacity = rtAt(tc.Input, c.Points[c.MaxIndex].Level.Level)
+		}
+		nts[i] = nt
+	}
+	res, err := AnalyzeNodes(nts, "")
+	if err != nil {
+		out.Problem = err
+		return out
+	}
+	out.Result = res
+	out.Notes = append(out.Notes, res.Notes...)
+	return out
+}
+
+// rtAt pools every successful request of the runs at level (all
+// operation types, the measured phase) into one distribution.
+func rtAt(in levels.Input, level float64) RTDist {
+	var hs []*hdrhistogram.Histogram
+	for _, rd := range in.Runs {
+		if rd.Run.Level != level {
+			continue
+		}
+		for _, iv := range rd.Intervals {
+			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
+				hs = append(hs, iv.Hist)
+			}
+		}
+	}
+	h := stats.Merge(hs)
+	if h == nil || h.TotalCount() == 0 {
+		d := NoRT
+		d.Level = level
+		return d
+	}
+	return RTDist{Level: level, N: h.TotalCount(), Mean: h.Mean(), StdDev: h.StdDev(), P99: stats.Percentile(h, 99)}
+}

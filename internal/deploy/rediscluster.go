@@ -34,13 +34,14 @@ const redisSlots = 16384
 // redisClusterReserved are config directives a cluster node's configuration
 // sets itself, on top of redisReserved.
 var redisClusterReserved = map[string]string{
-	"cluster-enabled":     "managed.cluster.mode picks it",
-	"cluster-config-file": "each node keeps nodes.conf in its data directory",
-	"cluster-port":        "Headroom picks a free cluster bus port",
-	"replicaof":           "Headroom makes the other nodes replicas of node1",
-	"slaveof":             "Headroom makes the other nodes replicas of node1",
-	"masterauth":          "the nodes share the generated password",
-	"masteruser":          "replicas authenticate as the default user",
+	"cluster-enabled":                 "managed.cluster.mode picks it",
+	"cluster-config-file":             "each node keeps nodes.conf in its data directory",
+	"cluster-port":                    "Headroom picks a free cluster bus port",
+	"replicaof":                       "Headroom makes the other nodes replicas of node1",
+	"slaveof":                         "Headroom makes the other nodes replicas of node1",
+	"masterauth":                      "the nodes share the generated password",
+	"masteruser":                      "replicas authenticate as the default user",
+	"cluster-allow-replica-migration": "remove_node needs a primary without slots to stay a primary until it stops",
 }
 
 // CheckRedisCluster reports the first problem of a redis cluster block and
@@ -100,9 +101,19 @@ type RedisCluster struct {
 	spec     *Cluster
 	password string
 
-	mu    sync.Mutex
-	nodes []*redisNode // in start order
-	seq   int          // nodes started so far: new names continue the count
+	mu     sync.Mutex
+	nodes  []*redisNode // in start order
+	seq    int          // nodes started so far: new names continue the count
+	onStop func(ctx context.Context, n Node)
+}
+
+// OnStop sets f to be called with a node that RemoveNode is about to stop,
+// once it is out of the cluster and serves no more (a target's last look
+// at its statistics, or the moment to stop sending it reads).
+func (rc *RedisCluster) OnStop(f func(ctx context.Context, n Node)) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	rc.onStop = f
 }
 
 // redisNode is one server of the cluster with its admin connection.
@@ -225,9 +236,12 @@ func (rc *RedisCluster) startNode(ctx context.Context, place *Placement, role st
 			lines = append(lines, "repl-diskless-sync-delay 0")
 		}
 		if rc.mode == RedisModeCluster {
+			// A primary that gives its last slot away would otherwise
+			// turn into a replica of the node that took it, in the
+			// middle of remove_node.
 			return append(lines, "cluster-enabled yes",
 				fmt.Sprintf("cluster-config-file %q", filepath.Join(inst.DataDir(), "nodes.conf")),
-				"cluster-port "+strconv.Itoa(busPort))
+				"cluster-port "+strconv.Itoa(busPort), "cluster-allow-replica-migration no")
 		}
 		if primary != nil {
 			lines = append(lines, fmt.Sprintf("replicaof %s %d", primary.Inst.Host, primary.Inst.Port))
@@ -535,6 +549,12 @@ func (rc *RedisCluster) RemoveNode(ctx context.Context, name string) (NodeChange
 		detail += fmt.Sprintf("forgotten by the other nodes, answered -MOVED for %v, and stopped", drainGrace)
 	}
 	rc.drop(nd)
+	rc.mu.Lock()
+	onStop := rc.onStop
+	rc.mu.Unlock()
+	if onStop != nil {
+		onStop(ctx, nd.Node)
+	}
 	if err := nd.remove(ctx); err != nil {
 		return fail(fmt.Errorf("remove_node %s: %w", nd.Name, err))
 	}

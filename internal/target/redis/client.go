@@ -130,8 +130,9 @@ func newRawCmd(scratch []byte, args ...any) rawCmd {
 
 type client struct {
 	t    *Target
-	rdb  *redis.Client
+	rdb  conn // writes, and reads unless they go to replicas (reader)
 	pipe redis.Pipeliner
+	rr   uint64 // the last replica this client read from
 
 	// Argument holders the reusable commands point at.
 	key       argBytes
@@ -268,8 +269,12 @@ func (c *client) readHash(ctx context.Context, field int) error {
 		c.fieldName = c.t.fields[field]
 		rc = c.hmget
 	}
+	rd := c.reader()
+	if c.t.cluster {
+		return c.readFresh(ctx, rd, rc, field >= 0)
+	}
 	rc.sink.reset()
-	if err := c.rdb.Process(ctx, rc.cmd); err != nil {
+	if err := rd.Process(ctx, rc.cmd); err != nil {
 		return err
 	}
 	return rc.sink.result(field >= 0)
@@ -281,10 +286,10 @@ func (c *client) writeHash(ctx context.Context, op *workload.Op) error {
 	if op.Field >= 0 {
 		c.fieldName = c.t.fields[op.Field]
 		c.one.b = op.Values[op.Field]
-		return c.rdb.Process(ctx, c.hsetOne)
+		return c.exec(ctx, c.hsetOne)
 	}
 	c.setValues(op)
-	return c.rdb.Process(ctx, c.hsetAll)
+	return c.exec(ctx, c.hsetAll)
 }
 
 func (c *client) setValues(op *workload.Op) {
@@ -301,7 +306,7 @@ func (c *client) insertHash(ctx context.Context, op *workload.Op) error {
 	c.score = keyScore(c.key.b)
 	c.hsetAll.SetErr(nil)
 	c.zadd.SetErr(nil)
-	_ = c.pipe.BatchProcess(ctx, c.hsetAll, c.zadd)
+	_ = c.pipe.BatchProcess(ctx, c.fresh(ctx, c.hsetAll), c.fresh(ctx, c.zadd))
 	_, err := c.pipe.Exec(ctx)
 	return err
 }
@@ -312,12 +317,21 @@ func (c *client) insertHash(ctx context.Context, op *workload.Op) error {
 func (c *client) scanHash(ctx context.Context, op *workload.Op) error {
 	c.min = keyScore(c.key.b)
 	c.count = int64(op.ScanLength)
-	if err := c.rdb.Process(ctx, c.zrange); err != nil {
+	rd := c.reader()
+	zr := c.fresh(ctx, c.zrange).(*redis.StringSliceCmd)
+	if err := rd.Process(ctx, zr); err != nil {
 		return err
 	}
-	keys := c.zrange.Val()
+	keys := zr.Val()
 	if len(keys) == 0 {
 		return nil
+	}
+	if c.t.cluster {
+		return c.scanFresh(ctx, keys, op.Field)
+	}
+	pipe := c.pipe
+	if rd != c.rdb {
+		pipe = rd.Pipeline()
 	}
 	if len(c.scan) < len(keys) {
 		c.growScan(len(keys))
@@ -337,8 +351,8 @@ func (c *client) scanHash(ctx context.Context, op *workload.Op) error {
 		rc.cmd.SetErr(nil)
 		c.scanCmds = append(c.scanCmds, rc.cmd)
 	}
-	_ = c.pipe.BatchProcess(ctx, c.scanCmds...)
-	if _, err := c.pipe.Exec(ctx); err != nil {
+	_ = pipe.BatchProcess(ctx, c.scanCmds...)
+	if _, err := pipe.Exec(ctx); err != nil {
 		return err
 	}
 	for i := range keys {
@@ -372,7 +386,7 @@ func (c *client) doString(ctx context.Context, op *workload.Op) error {
 		return c.writeString(ctx, op)
 	case workload.Insert:
 		c.setRecord(op)
-		return c.rdb.Process(ctx, c.set)
+		return c.exec(ctx, c.set)
 	case workload.ReadModifyWrite:
 		if err := c.readString(ctx); err != nil {
 			return err
@@ -384,8 +398,12 @@ func (c *client) doString(ctx context.Context, op *workload.Op) error {
 
 // readString is GET key: the whole record, whichever field the op names.
 func (c *client) readString(ctx context.Context) error {
+	rd := c.reader()
+	if c.t.cluster {
+		return c.readFresh(ctx, rd, c.get, false)
+	}
 	c.get.sink.reset()
-	if err := c.rdb.Process(ctx, c.get.cmd); err != nil {
+	if err := rd.Process(ctx, c.get.cmd); err != nil {
 		return err
 	}
 	return c.get.sink.result(false)
@@ -397,10 +415,10 @@ func (c *client) writeString(ctx context.Context, op *workload.Op) error {
 	if op.Field >= 0 {
 		c.offset = int64(op.Field * c.t.fieldLen)
 		c.one.b = op.Values[op.Field]
-		return c.rdb.Process(ctx, c.setrange)
+		return c.exec(ctx, c.setrange)
 	}
 	c.setRecord(op)
-	return c.rdb.Process(ctx, c.set)
+	return c.exec(ctx, c.set)
 }
 
 // setRecord concatenates the op's fields into the record argument.
@@ -417,12 +435,17 @@ func (c *client) setRecord(op *workload.Op) {
 }
 
 // LoadBatch implements target.Loader: every record of the batch (HSET and
-// ZADD, or SET) in one MULTI/EXEC transaction, one round trip.
+// ZADD, or SET) in one MULTI/EXEC transaction, one round trip. A Redis
+// Cluster gets a plain pipeline instead (split by node, sent to the nodes
+// at once): a transaction there could only cover the keys of one slot.
 func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
 	if len(c.load) < len(ops) {
 		c.growLoad(len(ops))
 	}
 	tx := c.rdb.TxPipeline()
+	if c.t.cluster {
+		tx = c.rdb.Pipeline()
+	}
 	for i, op := range ops {
 		s := &c.load[i]
 		if len(c.t.prefix) == 0 {
@@ -438,7 +461,7 @@ func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
 			}
 			s.record.b = s.recordBuf
 			s.set.SetErr(nil)
-			_ = tx.Process(ctx, s.set)
+			_ = tx.Process(ctx, c.fresh(ctx, s.set))
 			continue
 		}
 		for f := range s.vals {
@@ -447,7 +470,7 @@ func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
 		s.score = keyScore(s.key.b)
 		s.hset.SetErr(nil)
 		s.zadd.SetErr(nil)
-		_ = tx.BatchProcess(ctx, s.hset, s.zadd)
+		_ = tx.BatchProcess(ctx, c.fresh(ctx, s.hset), c.fresh(ctx, s.zadd))
 	}
 	cmds, err := tx.Exec(ctx)
 	if err != nil && strings.HasPrefix(err.Error(), "EXECABORT") {

@@ -13,8 +13,10 @@ import (
 
 // busyReplies are the error prefixes with which Redis refuses a command for
 // lack of resources, or for now: still loading its data set, blocked by a
-// long script, out of memory (maxmemory), or asking to try again.
-var busyReplies = []string{"LOADING", "BUSY", "OOM", "TRYAGAIN", "MASTERDOWN"}
+// long script, out of memory (maxmemory), asking to try again (a
+// multi-key command while a Redis Cluster slot moves), or a cluster that
+// is not serving its slots.
+var busyReplies = []string{"LOADING", "BUSY", "OOM", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN"}
 
 // classify gives an error from go-redis its kind for the per-interval error
 // counts (internal/target/kinds.go). Context errors pass through unwrapped.

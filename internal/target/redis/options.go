@@ -57,6 +57,10 @@ type Options struct {
 	// hash per record, one hash field per YCSB field) or string (one string
 	// value per record, the fields concatenated; reads are GET).
 	Mode string `yaml:"mode"`
+	// ReadFrom is where reads go in a managed cluster of mode replicas:
+	// primary (default, with the writes) or replicas (each client takes
+	// the replicas in turn; they may lag the primary by a few writes).
+	ReadFrom string `yaml:"read_from"`
 }
 
 // TLSOptions are the target's tls: fields.
@@ -88,8 +92,15 @@ func defaultOptions() *Options {
 		ReadTimeout:  spec.Duration{Duration: 5 * time.Second},
 		WriteTimeout: spec.Duration{Duration: 5 * time.Second},
 		Mode:         modeHash,
+		ReadFrom:     readPrimary,
 	}
 }
+
+// Where reads go (Options.ReadFrom).
+const (
+	readPrimary  = "primary"
+	readReplicas = "replicas"
+)
 
 func validate(o any) error {
 	opts := o.(*Options)
@@ -115,6 +126,15 @@ func validate(o any) error {
 		if err := deploy.CheckRedisSettings(m.Settings); err != nil {
 			return err
 		}
+		if err := validateCluster(opts); err != nil {
+			return err
+		}
+	}
+	if opts.ReadFrom != readPrimary && opts.ReadFrom != readReplicas {
+		return fmt.Errorf("read_from: %q is not a valid value; use primary or replicas", opts.ReadFrom)
+	}
+	if opts.ReadFrom == readReplicas && (opts.Managed == nil || opts.Managed.Cluster == nil || opts.Managed.Cluster.ModeOr(deploy.RedisModeReplicas) != deploy.RedisModeReplicas) {
+		return fmt.Errorf("read_from: replicas needs a managed cluster of mode replicas (managed.cluster with mode: replicas); remove read_from or add the cluster")
 	}
 	if opts.Address != "" {
 		host, port, err := net.SplitHostPort(opts.Address)

@@ -12,10 +12,13 @@ package redistarget
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -36,9 +39,16 @@ func init() {
 		Summary:    "Redis server (existing, or managed: a private redis-server), YCSB records as hashes or strings",
 		NewOptions: func() any { return defaultOptions() },
 		Validate:   validate,
+		// managed.cluster: a primary with replicas, or Redis Cluster
+		// (cluster.go).
+		ClusterModes: deploy.RedisClusterModes,
 		Open: func(o any, env registry.Env) (target.Target, error) {
 			opts := *o.(*Options)
-			m, err := env.Managed(opts.Managed)
+			place := env.Managed
+			if opts.Managed != nil && opts.Managed.Cluster != nil {
+				place = env.ClusterPlacements
+			}
+			m, err := place(opts.Managed)
 			if err != nil {
 				return nil, fmt.Errorf("redis target: %w", err)
 			}
@@ -56,15 +66,24 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // hash, that YCSB's binding scans (its INDEX_KEY).
 const indexKey = "_indices"
 
-// Target is an open connection pool to one Redis server.
+// Target is an open connection pool to one Redis server, or to the nodes
+// of a managed cluster (cluster.go).
 type Target struct {
 	opts   Options
 	addr   string
 	user   string
-	rdb    *redis.Client // the workload's pool, shared by all clients
-	admin  *redis.Client // one connection for FLUSHDB, INFO, SAVE, outside the pool
+	rdb    conn          // the workload's pool, shared by all clients
+	admin  *redis.Client // one connection for FLUSHDB, INFO, SAVE, outside the pool; a Redis Cluster has none
 	prefix []byte
 	index  string
+
+	// cc is the Redis Cluster client (the same as rdb), nil otherwise;
+	// cluster says the clients make fresh commands (routing.go).
+	cc      *redis.ClusterClient
+	cluster bool
+	// readers are the replicas reads go to (read_from: replicas), nil
+	// when reads go with the writes.
+	readers *atomic.Pointer[[]*redis.Client]
 
 	// Set by Prepare.
 	fields   []string // field0, field1, ...
@@ -84,6 +103,9 @@ type Managed struct {
 // ask for a managed instance (in env.InstanceDir("redis")). It returns a
 // *Managed for managed instances and a *Target otherwise.
 func Open(opts Options, env registry.Env) (target.Target, error) {
+	if opts.Managed != nil && opts.Managed.Cluster != nil {
+		return openCluster(opts, env)
+	}
 	if opts.Managed == nil {
 		t, err := open(opts, env.Dir, nil)
 		if err != nil {
@@ -124,7 +146,27 @@ func open(opts Options, dir string, inst *deploy.Instance) (*Target, error) {
 	if err != nil {
 		return nil, err
 	}
-	ro := &redis.Options{
+	ro := clientOptions(opts, addr, password, tlsCfg)
+	t := &Target{opts: opts, addr: addr, user: opts.Username, prefix: []byte(opts.KeyPrefix), index: opts.KeyPrefix + indexKey}
+	if t.user == "" {
+		t.user = "default"
+	}
+	t.rdb = redis.NewClient(ro)
+	adminOpts := *ro
+	adminOpts.PoolSize = 1
+	t.admin = redis.NewClient(&adminOpts)
+	ctx, cancel := context.WithTimeout(context.Background(), opts.DialTimeout.Duration+5*time.Second)
+	defer cancel()
+	if err := t.admin.Ping(ctx).Err(); err != nil {
+		t.closePools()
+		return nil, t.connectError(err)
+	}
+	return t, nil
+}
+
+// clientOptions are the workload pool's settings for one server.
+func clientOptions(opts Options, addr, password string, tlsCfg *tls.Config) *redis.Options {
+	return &redis.Options{
 		Addr:     addr,
 		Username: opts.Username,
 		Password: password,
@@ -150,21 +192,6 @@ func open(opts Options, dir string, inst *deploy.Instance) (*Target, error) {
 		MaintNotificationsConfig: &maintnotifications.Config{Mode: maintnotifications.ModeDisabled},
 		TLSConfig:                tlsCfg,
 	}
-	t := &Target{opts: opts, addr: addr, user: opts.Username, prefix: []byte(opts.KeyPrefix), index: opts.KeyPrefix + indexKey}
-	if t.user == "" {
-		t.user = "default"
-	}
-	t.rdb = redis.NewClient(ro)
-	adminOpts := *ro
-	adminOpts.PoolSize = 1
-	t.admin = redis.NewClient(&adminOpts)
-	ctx, cancel := context.WithTimeout(context.Background(), opts.DialTimeout.Duration+5*time.Second)
-	defer cancel()
-	if err := t.admin.Ping(ctx).Err(); err != nil {
-		t.closePools()
-		return nil, t.connectError(err)
-	}
-	return t, nil
 }
 
 // noLimit maps the spec's 0 (no limit) to go-redis's -1.
@@ -205,7 +232,7 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 		return errors.New("mode: string records have no scan index, and the workload has scans; use mode: hash, or give scan a weight of 0")
 	}
 	if fresh {
-		if err := t.admin.FlushDB(ctx).Err(); err != nil {
+		if err := t.flush(ctx); err != nil {
 			return fmt.Errorf("redis target: emptying db %d (FLUSHDB): %w", t.opts.DB, classify(err))
 		}
 	}
@@ -227,8 +254,30 @@ func (t *Target) NewClient(context.Context) (target.Client, error) {
 	return newClient(t), nil
 }
 
+// flush empties the selected database (on every primary of a Redis
+// Cluster; replicas follow their primary).
+func (t *Target) flush(ctx context.Context) error {
+	if t.cc != nil {
+		return t.cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.FlushDB(ctx).Err()
+		})
+	}
+	return t.admin.FlushDB(ctx).Err()
+}
+
 func (t *Target) closePools() error {
-	return errors.Join(t.rdb.Close(), t.admin.Close())
+	err := t.rdb.(io.Closer).Close()
+	if t.admin != nil {
+		err = errors.Join(err, t.admin.Close())
+	}
+	if t.readers != nil {
+		if rs := t.readers.Load(); rs != nil {
+			for _, r := range *rs {
+				err = errors.Join(err, r.Close())
+			}
+		}
+	}
+	return err
 }
 
 // Close closes the connection pool.

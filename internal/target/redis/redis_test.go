@@ -588,9 +588,9 @@ func TestRestartKeepsDataAndClientsRecover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stale := m.rdb.PoolStats().StaleConns
+	stale := poolStats(m.Target).StaleConns
 	do(t, c2, newOp(workload.Read, "user1", -1))
-	if got := m.rdb.PoolStats().StaleConns; got <= stale {
+	if got := poolStats(m.Target).StaleConns; got <= stale {
 		t.Fatalf("stale connections %d -> %d: the old server's connection was not dropped", stale, got)
 	}
 	if got := hash(t, m.Target, "user1"); got["field2"] != "c" {

@@ -139,6 +139,12 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	}
 	defer unlock()
 	if st, err := readState(name); err == nil {
+		if st.Owner != 0 && !alive(st.Owner) {
+			// Hosts its killed campaign added or removed are put back first.
+			if err := restoreHosts(st, hosts); err != nil {
+				return nil, fmt.Errorf("putting back the hosts of lab %s: %w", name, err)
+			}
+		}
 		if sameHosts(st.Hosts, hosts) {
 			l, err := open(st)
 			if err != nil {

@@ -51,6 +51,15 @@ func (l *Lab) AddHost(ctx context.Context, n NewHost) (HostState, error) {
 		return HostState{}, err
 	}
 	defer unlock()
+	hs, err := l.addHost(n)
+	if err == nil && l.governed {
+		l.startGovernor() // a governor whose volumes were all removed has ended
+	}
+	return hs, err
+}
+
+// addHost is AddHost for a caller that holds the lab lock.
+func (l *Lab) addHost(n NewHost) (HostState, error) {
 	l.mu.Lock()
 	hs, err := l.planHost(n)
 	if err == nil {
@@ -72,9 +81,6 @@ func (l *Lab) AddHost(ctx context.Context, n NewHost) (HostState, error) {
 		return HostState{}, errors.Join(fmt.Errorf("adding host %s to lab %s: %w", hs.Name, l.state.Name, err), derr)
 	}
 	l.settle(hs.Name, &hs)
-	if l.governed {
-		l.startGovernor() // a governor whose volumes were all removed has ended
-	}
 	return hs, nil
 }
 
@@ -143,6 +149,11 @@ func (l *Lab) RemoveHost(ctx context.Context, name string) error {
 		return err
 	}
 	defer unlock()
+	return l.removeHost(name)
+}
+
+// removeHost is RemoveHost for a caller that holds the lab lock.
+func (l *Lab) removeHost(name string) error {
 	l.mu.Lock()
 	i := slices.IndexFunc(l.state.Hosts, func(h HostState) bool { return h.Name == name })
 	if i < 0 {
@@ -329,4 +340,50 @@ func hostsOf(st State) []HostState {
 // volumeDir is the directory of host's volume vol in lab name.
 func volumeDir(name, host, vol string) string {
 	return filepath.Join(VolumeDir, name, host+"-"+vol)
+}
+
+// restoreHosts puts an orphaned lab's hosts back as defined when they
+// differ only by what node events changed while it ran (its campaign was
+// killed before it undid them): hosts the definition does not have, and
+// hosts left half-added or half-removed, are removed; defined hosts that
+// were removed come back as they were. A lab that differs otherwise is
+// left as it is (Up then refuses it). The caller holds the lab lock.
+func restoreHosts(st *State, hosts []HostConfig) error {
+	defined := map[string]bool{}
+	for _, d := range hosts {
+		defined[d.Name] = true
+		i := slices.IndexFunc(st.Hosts, func(h HostState) bool { return h.Name == d.Name })
+		j := slices.IndexFunc(st.Released, func(h HostConfig) bool { return h.Name == d.Name })
+		switch {
+		case i >= 0 && !sameHosts(st.Hosts[i:i+1], []HostConfig{d}):
+			return nil
+		case i < 0 && (j < 0 || !sameHosts([]HostState{{HostConfig: st.Released[j]}}, []HostConfig{d})):
+			return nil
+		}
+	}
+	l, err := open(st)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, h := range st.Pending {
+		if err := l.removeHostParts(h); err != nil {
+			errs = append(errs, err)
+		} else {
+			l.settle(h.Name, nil)
+		}
+	}
+	for _, h := range st.Hosts {
+		if !defined[h.Name] {
+			errs = append(errs, l.removeHost(h.Name))
+		}
+	}
+	for _, d := range hosts {
+		if _, err := l.Host(d.Name); err != nil {
+			_, err := l.addHost(NewHost{Name: d.Name})
+			errs = append(errs, err)
+		}
+	}
+	*st = l.State()
+	return errors.Join(errs...)
 }

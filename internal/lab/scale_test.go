@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -424,4 +425,55 @@ func TestGovernorFollowsAddedHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertHostGone(t, h)
+}
+
+// A campaign killed between a node event and its undo leaves the lab with
+// hosts added and removed (and one half-added): the next Up of the same
+// definition puts the hosts back as defined and takes the lab over.
+func TestUpPutsBackAKilledCampaignsHosts(t *testing.T) {
+	vol := VolumeConfig{Name: "data", Type: "piops", SizeGiB: 20, IOPS: 200}
+	defs := []HostConfig{host("a", "small", 0.5, 64, 0), host("b", "small", 0.5, 64, 0, vol)}
+	l := upLab(t, "t-scale-orphan", defs)
+	ctx := context.Background()
+	b, _ := l.Host("b")
+	c, err := l.AddHost(ctx, NewHost{Name: "c", Type: "small"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := l.AddHost(ctx, NewHost{Name: "d", Type: "small"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RemoveHost(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.state.Hosts = slices.DeleteFunc(l.state.Hosts, func(h HostState) bool { return h.Name == "d" })
+	l.state.Pending = append(l.state.Pending, d)
+	l.state.Owner = dead.Process.Pid
+	err = writeState(&l.state)
+	l.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.stopGovernor()
+
+	again, err := Up("t-scale-orphan", defs, DefaultCatalog(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.stopGovernor()
+	st := again.State()
+	if len(st.Hosts) != 2 || st.Hosts[0].Name != "a" || st.Hosts[1].Name != "b" || st.Hosts[1].Addr != b.Addr || len(st.Pending) != 0 || !again.Owned() {
+		t.Fatalf("hosts after taking the lab over: %+v (pending %v, owned %v)", st.Hosts, st.Pending, again.Owned())
+	}
+	if _, err := os.Stat(st.Hosts[1].VolumeDir); err != nil {
+		t.Errorf("b's volume is not back: %v", err)
+	}
+	assertHostGone(t, c)
+	assertHostGone(t, d)
 }

@@ -293,6 +293,13 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 		}
 		stopEvents()
 		stopMonitor()
+		if gen != nil && ex.hasNodeEvents() && ctx.Err() == nil {
+			// Before the cluster is put back: the records must have
+			// survived the change itself (writecheck.go).
+			if cerr := ex.checkWrites(ctx, id, gen.NextInsert(), gen.Holes()); cerr != nil && err == nil {
+				err = cerr
+			}
+		}
 		if uerr := ex.undoEvents(ctx, id); uerr != nil && err == nil {
 			err = fmt.Errorf("putting the lab back after the run's events: %w", uerr)
 		}

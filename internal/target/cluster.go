@@ -25,3 +25,11 @@ type NodeScaler interface {
 	// its data, and returns once it is gone.
 	RemoveNode(ctx context.Context, node string) (deploy.NodeChange, error)
 }
+
+// StrongReader is a target that can read at the strongest consistency it
+// offers (Cassandra at ALL, PostgreSQL and Redis on the primary), which
+// the campaign uses to check, after a run whose cluster changed, that
+// every write the target acknowledged is still there.
+type StrongReader interface {
+	StrongClient(ctx context.Context) (Client, error)
+}

@@ -160,9 +160,6 @@ func (ex *executor) removeNode(ctx context.Context, ns target.NodeScaler, e infr
 		if err := ex.releaseHost(ctx, e.Host); err != nil {
 			return ch, err
 		}
-		if err := ex.setup.recordLimits(time.Now(), actRemoveNode); err != nil {
-			ex.noteEventProblem(fmt.Sprintf("recording the limits after removing %s: %v", e.Host, err))
-		}
 	}
 	if i := slices.Index(ex.undo.added, e.Host); i >= 0 {
 		// A node added and removed in the same run needs no undo.
@@ -194,6 +191,12 @@ func (ex *executor) releaseHost(ctx context.Context, name string) error {
 	ex.unwatchHost(name)
 	if err := sc.RemoveHost(ctx, name); err != nil {
 		return fmt.Errorf("releasing host %s: %w", name, err)
+	}
+	// Recorded while the host is still listed: its facts now say it is
+	// removed, stopped and free, and that row ends its last limits and
+	// price in the results.
+	if err := ex.setup.recordLimits(time.Now(), actRemoveNode); err != nil {
+		ex.noteEventProblem(fmt.Sprintf("recording the limits after removing %s: %v", name, err))
 	}
 	ex.setup.Hosts = slices.DeleteFunc(ex.setup.Hosts, func(h infra.Host) bool { return h.Name() == name })
 	ex.undo.hosts = slices.DeleteFunc(ex.undo.hosts, func(h infra.Host) bool { return h.Name() == name })

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"slices"
+	"strconv"
 	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
 
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/target/registry"
@@ -119,15 +123,17 @@ func (m *Managed) RemoveNode(ctx context.Context, node string) (deploy.NodeChang
 // on its control connection, normally within a second or two.
 const routeWait = time.Minute
 
-// waitRouted waits until the workload session's host list has addr as an
-// up host (in) or no longer has it up (!in).
+// waitRouted waits until the workload session sends requests to the
+// node at addr (in: a query pinned to it succeeds, which needs the
+// driver's connection pool to it, filled after the node is up) or no
+// longer lists it as up (!in).
 func (m *Managed) waitRouted(ctx context.Context, addr string, in bool) error {
 	ctx, cancel := context.WithTimeout(ctx, routeWait)
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if slices.Contains(m.hostAddrs(true), addr) == in {
+		if in && m.answers(ctx, addr) || !in && !slices.Contains(m.hostAddrs(true), addr) {
 			return nil
 		}
 		select {
@@ -139,4 +145,23 @@ func (m *Managed) waitRouted(ctx context.Context, addr string, in bool) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// answers reports whether the workload session can send the node at addr
+// a request.
+func (m *Managed) answers(ctx context.Context, addr string) bool {
+	m.mu.Lock()
+	sess := m.sess
+	m.mu.Unlock()
+	if sess == nil {
+		return slices.Contains(m.hostAddrs(true), addr)
+	}
+	for _, h := range sess.GetHosts() {
+		if h.IsUp() && net.JoinHostPort(h.ConnectAddress().String(), strconv.Itoa(h.Port())) == addr {
+			var v string
+			return sess.Query("SELECT release_version FROM system.local").SetHostID(h.HostID()).
+				Consistency(gocql.One).ScanContext(ctx, &v) == nil
+		}
+	}
+	return false
 }

@@ -188,7 +188,7 @@ func checkHost(h string) error {
 	if host == "" {
 		return fmt.Errorf("hosts: %q has no host; write it like 10.0.0.5 or 10.0.0.5:9042", h)
 	}
-	if port != "" {
+	if strings.Contains(h, ":") {
 		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
 			return fmt.Errorf("hosts: port %q of %q is not a number from 1 to 65535", port, h)
 		}

@@ -1,0 +1,140 @@
+package cassandra
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"testing"
+	"time"
+
+	gocql "github.com/apache/cassandra-gocql-driver/v2"
+
+	"github.com/headroom-dev/headroom/internal/workload"
+)
+
+// coordinated is how many requests on the table the node at addr
+// coordinated so far (reads and writes), from its own system_views.
+func coordinated(t *testing.T, m *Managed, addr string) int64 {
+	t.Helper()
+	var id string
+	for _, h := range m.sess.GetHosts() {
+		if net.JoinHostPort(h.ConnectAddress().String(), strconv.Itoa(h.Port())) == addr {
+			id = h.HostID()
+		}
+	}
+	if id == "" {
+		t.Fatalf("the driver does not know the node at %s", addr)
+	}
+	var total int64
+	for _, view := range []string{"coordinator_read_latency", "coordinator_write_latency"} {
+		var n int64
+		err := m.sess.Query("SELECT count FROM system_views."+view+" WHERE keyspace_name = ? AND table_name = ?", m.opts.Keyspace, m.opts.Table).
+			SetHostID(id).Consistency(gocql.One).Scan(&n)
+		if err != nil && err != gocql.ErrNotFound {
+			t.Fatalf("%s on %s: %v", view, addr, err)
+		}
+		total += n
+	}
+	return total
+}
+
+// A three-node ring with replication factor 3 at QUORUM runs YCSB without
+// errors; a fourth node joins and the driver sends it requests, then it
+// leaves and the driver stops using it; with one node stopped, requests at
+// ALL fail as unavailable while QUORUM ones go on. One cluster serves
+// every check.
+func TestThreeNodeRing(t *testing.T) {
+	m := openManagedCluster(t, 3, nil)
+	ctx := context.Background()
+	w := ycsb(t, "a", 3000)
+	g, rate := populate(t, m, w)
+	if rf := m.ReplicationFactor(); rf != 3 {
+		t.Fatalf("replication factor %d, want min(3, nodes) = 3", rf)
+	}
+	if up := m.hostAddrs(true); len(up) != 3 {
+		t.Fatalf("the driver routes to %v, want the 3 nodes", up)
+	}
+	res, kinds := runLoad(t, m, g, w, 16, 3*time.Second)
+	if res.Measured.Completed == 0 || res.Measured.Errors != 0 {
+		t.Fatalf("3 nodes at QUORUM: completed %d, errors %d %v", res.Measured.Completed, res.Measured.Errors, kinds)
+	}
+	t.Logf("3 nodes, rf 3, QUORUM: populate %.0f records/s; workload a %.0f ops/s from 16 clients", rate, res.Throughput)
+
+	// Scale out: the new node serves requests the driver sends it.
+	start := time.Now()
+	ch, err := m.AddNode(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("add_node: %s in %.1f s (%s)", ch.Node, time.Since(start).Seconds(), ch.Detail)
+	var added string
+	for _, n := range m.Nodes() {
+		if n.Name == ch.Node {
+			added = n.Inst.Addr()
+		}
+	}
+	if len(m.Nodes()) != 4 || added == "" {
+		t.Fatalf("after add_node the nodes are %v", m.Nodes())
+	}
+	before := coordinated(t, m, added)
+	res, kinds = runLoad(t, m, g, w, 16, 2*time.Second)
+	if res.Measured.Errors != 0 {
+		t.Fatalf("4 nodes: errors %d %v", res.Measured.Errors, kinds)
+	}
+	if n := coordinated(t, m, added) - before; n < res.Measured.Completed/10 {
+		t.Fatalf("the new node coordinated %d of %d requests; token-aware routing should give it about a quarter", n, res.Measured.Completed)
+	} else {
+		t.Logf("the new node coordinated %d of %d requests", n, res.Measured.Completed)
+	}
+
+	// Scale in: the driver stops routing to the node that left.
+	start = time.Now()
+	if ch, err = m.RemoveNode(ctx, ch.Node); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("remove_node: %s in %.1f s (%s)", ch.Node, time.Since(start).Seconds(), ch.Detail)
+	for _, a := range m.hostAddrs(false) {
+		if a == added {
+			t.Fatalf("the driver still lists the removed node %s", added)
+		}
+	}
+	res, kinds = runLoad(t, m, g, w, 16, 2*time.Second)
+	if res.Measured.Completed == 0 || res.Measured.Errors != 0 {
+		t.Fatalf("back to 3 nodes: completed %d, errors %d %v", res.Measured.Completed, res.Measured.Errors, kinds)
+	}
+
+	// One node down: ALL cannot be met, QUORUM can.
+	all := connectTo(t, m, func(o *Options) { o.ReadConsistency, o.WriteConsistency = "ALL", "ALL" })
+	if err := all.Prepare(ctx, w, false); err != nil {
+		t.Fatal(err)
+	}
+	allClient, _ := all.NewClient(ctx)
+	quorumClient, _ := m.NewClient(ctx)
+	stopped := m.Nodes()[2]
+	if err := stopped.Inst.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	o := g.NewOp()
+	deadline := time.Now().Add(45 * time.Second)
+	seen := map[string]int{}
+	for {
+		g.Next(o)
+		o.Type = workload.Update
+		kind := kindOfErr(allClient.Do(ctx, o))
+		seen[kind]++
+		if kind == KindUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("updates at ALL with %s stopped never failed as unavailable: %v", stopped.Name, seen)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("updates at ALL after stopping %s: %v", stopped.Name, seen)
+	for range 20 {
+		g.Next(o)
+		if err := quorumClient.Do(ctx, o); err != nil && kindOfErr(err) != "not_found" {
+			t.Fatalf("%v at QUORUM with one of three replicas down: %v", o.Type, err)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target"
@@ -15,20 +16,33 @@ import (
 
 // populatedDetail is the detail of a populated event.
 type populatedDetail struct {
-	Records   int64   `json:"records,omitempty"`
-	Rows      int64   `json:"rows,omitempty"`
-	Seconds   float64 `json:"seconds"`
-	Treatment string  `json:"treatment,omitempty"`
+	Records int64   `json:"records,omitempty"`
+	Rows    int64   `json:"rows,omitempty"`
+	Seconds float64 `json:"seconds"`
+	// RowsPerSecond is records (or rows) over seconds.
+	RowsPerSecond float64 `json:"rows_per_second,omitempty"`
+	// Unthrottled: the lab's limits were lifted while it loaded
+	// (lab.populate_unthrottled), so its seconds say nothing of them.
+	Unthrottled bool   `json:"unthrottled,omitempty"`
+	Treatment   string `json:"treatment,omitempty"`
 }
+
+// The causes of the limit changes populate_unthrottled records around a
+// population.
+const (
+	causePopulateUnthrottled = "populate_unthrottled"
+	causePopulateDone        = "populate_done"
+)
 
 // Fill makes the target ready for the workload: it prepares it, and
 // populates it when the spec asks (phases.populate) and no earlier session
 // of this results directory has populated this treatment's target yet (a
 // server instance made for this session starts empty, whatever an earlier
-// session loaded into its own). phase hears what it is doing ("populate",
-// "populate 300/1000 rows"); nil = nothing. It reports whether it
-// populated, so the target now holds exactly the loaded data set.
-func (su *Setup) Fill(ctx context.Context, phase func(string)) (bool, error) {
+// session loaded into its own). show hears what it is doing (the phase
+// "populate", with the rows loaded, their rate and ETA as they come; a
+// phase saying why it populates again); nil = nothing. It reports whether
+// it populated, so the target now holds exactly the loaded data set.
+func (su *Setup) Fill(ctx context.Context, show func(progress.State)) (bool, error) {
 	populated, err := su.populated()
 	if err != nil {
 		return false, err
@@ -52,19 +66,19 @@ func (su *Setup) Fill(ctx context.Context, phase func(string)) (bool, error) {
 			return false, err
 		}
 		if gone {
-			if phase != nil {
-				phase("populate again: the target no longer holds the data an earlier session loaded")
+			if show != nil {
+				show(progress.State{Phase: "populate again: the target no longer holds the data an earlier session loaded"})
 			}
 			if err := su.Target.Prepare(ctx, su.Workload, true); err != nil {
 				return false, err
 			}
-			return true, su.populate(ctx, phase)
+			return true, su.populate(ctx, show)
 		}
 	}
 	if !load {
 		return false, nil
 	}
-	return true, su.populate(ctx, phase)
+	return true, su.populate(ctx, show)
 }
 
 // dataGone reads the first and the last record the population loaded and
@@ -129,23 +143,71 @@ func (su *Setup) addPopulated(d populatedDetail) error {
 	return nil
 }
 
-// populate loads the data set into the prepared target and records it.
-func (su *Setup) populate(ctx context.Context, phase func(string)) error {
-	if phase == nil {
-		phase = func(string) {}
+// populate loads the data set into the prepared target, with the lab's
+// limits lifted when it asks (populate_unthrottled), and records it. show
+// hears the rows loaded, their recent rate and the time left.
+func (su *Setup) populate(ctx context.Context, show func(progress.State)) (err error) {
+	if show == nil {
+		show = func(progress.State) {}
 	}
-	if su.Workload.IsStatements() {
-		return su.loadDataset(ctx, phase)
+	unthrottled := su.spec.Lab != nil && su.spec.Lab.PopulateUnthrottled
+	if unthrottled {
+		if err := su.unthrottle(); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, su.rethrottle()) }()
 	}
 	start := time.Now()
-	phase("populate")
-	if err := Populate(ctx, su.Target, su.Workload, RunSeed(su.spec.Seed, -1), nil); err != nil {
+	show(progress.State{Phase: "populate"})
+	meter := progress.NewRowMeter(start)
+	var rows int64
+	watch := func(done, total int64) {
+		rows = total
+		r := meter.At(time.Now(), done, total)
+		show(progress.State{Phase: "populate", Populate: &r})
+	}
+	d := populatedDetail{Unthrottled: unthrottled}
+	if su.Workload.IsStatements() {
+		err = su.loadDataset(ctx, watch)
+		d.Rows = rows
+	} else {
+		err = Populate(ctx, su.Target, su.Workload, RunSeed(su.spec.Seed, -1), watch)
+		d.Records = su.Workload.RecordCount
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return ErrInterrupted
 		}
 		return err
 	}
-	return su.addPopulated(populatedDetail{Records: su.Workload.RecordCount, Seconds: time.Since(start).Seconds()})
+	d.Seconds = time.Since(start).Seconds()
+	if d.Seconds > 0 {
+		d.RowsPerSecond = float64(d.Records+d.Rows) / d.Seconds
+	}
+	return su.addPopulated(d)
+}
+
+// unthrottle lifts the lab's volume and CPU limits for a population and
+// records the lift in the hosts' limit log, so that nothing judges the
+// population's seconds against the defined limits.
+func (su *Setup) unthrottle() error {
+	u, ok := su.Provider.(infra.Unthrottler)
+	if !ok {
+		return fmt.Errorf("lab.populate_unthrottled: the %s provider cannot lift its hosts' limits; leave it out", su.Provider.Name())
+	}
+	if err := u.Unthrottle(); err != nil {
+		return errors.Join(fmt.Errorf("lab.populate_unthrottled: lifting the hosts' limits: %w", err), u.Rethrottle())
+	}
+	return su.recordLimits(time.Now(), causePopulateUnthrottled)
+}
+
+// rethrottle puts the lab's limits back as defined after a population,
+// before any run, and records them.
+func (su *Setup) rethrottle() error {
+	if err := su.Provider.(infra.Unthrottler).Rethrottle(); err != nil {
+		return fmt.Errorf("lab.populate_unthrottled: putting the hosts' limits back after populating: %w", err)
+	}
+	return su.recordLimits(time.Now(), causePopulateDone)
 }
 
 // Populate loads a workload's data set into tgt: record_count YCSB records
@@ -209,28 +271,25 @@ func Populate(ctx context.Context, tgt target.Target, w workload.Config, seed ui
 	return nil
 }
 
-// populating shows a population step in the progress display.
-func (ex *executor) populating(phase string) {
-	ex.prog.Update(progress.State{Phase: phase, Runs: len(ex.plan), Total: ex.total})
+// populating shows a population step in the progress display, at the
+// campaign's place in its plan.
+func (ex *executor) populating(s progress.State) {
+	s.Runs, s.Total, s.Done = len(ex.plan), ex.total, ex.done
+	ex.prog.Update(s)
 }
 
-// loadDataset fills the tables of a statement workload through the target.
-func (su *Setup) loadDataset(ctx context.Context, phase func(string)) error {
+// loadDataset fills the tables of a statement workload through the target;
+// watch hears the rows loaded of all.
+func (su *Setup) loadDataset(ctx context.Context, watch func(done, total int64)) error {
 	dl, ok := su.Target.(target.DatasetLoader)
 	if !ok {
 		return fmt.Errorf("workload.statements: the %s target does not run SQL statement workloads; use sqlite, postgres or mysql", su.spec.Target.Type)
 	}
-	start := time.Now()
-	var rows int64
-	err := dl.LoadDataset(ctx, su.Workload, RunSeed(su.spec.Seed, -1), func(done, total int64) {
-		rows = total
-		phase(fmt.Sprintf("populate %d/%d rows", done, total))
-	})
-	if err != nil {
+	if err := dl.LoadDataset(ctx, su.Workload, RunSeed(su.spec.Seed, -1), watch); err != nil {
 		if ctx.Err() != nil {
-			return ErrInterrupted
+			return err
 		}
 		return fmt.Errorf("populate: %w", err)
 	}
-	return su.addPopulated(populatedDetail{Rows: rows, Seconds: time.Since(start).Seconds()})
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/spec"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/workload"
@@ -84,7 +85,11 @@ output: out
 		}
 		defer su.Close()
 		var phases []string
-		filled, err := su.Fill(context.Background(), func(p string) { phases = append(phases, p) })
+		filled, err := su.Fill(context.Background(), func(p progress.State) {
+			if p.Populate == nil { // steps, not the rows as they load
+				phases = append(phases, p.Phase)
+			}
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/progress"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 )
@@ -49,7 +50,11 @@ output: out
 		t.Fatalf("provider %s, hosts %v, configured %v", su.Provider.Name(), su.Hosts.Names(), configured)
 	}
 	var phases []string
-	filled, err := su.Fill(context.Background(), func(p string) { phases = append(phases, p) })
+	filled, err := su.Fill(context.Background(), func(p progress.State) {
+		if p.Populate == nil { // steps, not the rows as they load
+			phases = append(phases, p.Phase)
+		}
+	})
 	if err != nil || !filled || strings.Join(phases, ",") != "populate" {
 		t.Fatalf("fill: %v, %v, phases %v", filled, err, phases)
 	}

@@ -204,13 +204,10 @@ func probeOne(ctx context.Context, sess *campaign.Session, t campaign.Treatment,
 			fmt.Fprintf(errw, "closing the target: %v\n", cerr)
 		}
 	}()
-	noted := false
-	if _, err := su.Fill(ctx, func(string) {
-		if !noted {
-			fmt.Fprintf(errw, "populating the target (phases.populate is true)...\n")
-			noted = true
-		}
-	}); err != nil {
+	shown := progress.New(errw) // the population's rows, rate and ETA
+	_, err = su.Fill(ctx, shown.Update)
+	shown.Finish()
+	if err != nil {
 		return nil, err
 	}
 

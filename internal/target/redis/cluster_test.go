@@ -185,6 +185,28 @@ func TestRedisClusterYCSBAndScaling(t *testing.T) {
 	if st2, err := c.ServerTimes(ctx); err != nil || st2[0].Calls < st[0].Calls {
 		t.Fatalf("server times went back after a node left: %+v -> %+v, %v", st, st2, err)
 	}
+
+	// The other operations through the cluster client: an insert (its
+	// record and the scan index are on different nodes), a scan whose
+	// records are spread over the nodes, reads of one field and of a
+	// missing key.
+	cl2 := prepared(t, c.Target, testConfig(allOps), false)
+	do(t, cl2, newOp(workload.Insert, "extra1", -1, "x0", "x1", "x2"))
+	do(t, cl2, newOp(workload.Read, "extra1", 1))
+	do(t, cl2, &workload.Op{Type: workload.Scan, Key: []byte("extra1"), Field: -1, ScanLength: 50})
+	do(t, cl2, &workload.Op{Type: workload.Scan, Key: []byte("extra1"), Field: 2, ScanLength: 50})
+	do(t, cl2, newOp(workload.ReadModifyWrite, "extra1", 0, "y0"))
+	for _, field := range []int{-1, 1} {
+		if err := cl2.Do(ctx, newOp(workload.Read, "nobody", field)); !errors.Is(err, target.ErrNotFound) {
+			t.Fatalf("read (field %d) of a missing key: %v, want ErrNotFound", field, err)
+		}
+	}
+	if v := c.cc.HGet(ctx, "extra1", "field0").Val(); v != "y0" {
+		t.Fatalf("extra1.field0 = %q after read-modify-write", v)
+	}
+	if n := c.cc.ZCard(ctx, "_indices").Val(); n != records+1 {
+		t.Fatalf("the scan index holds %d keys, want %d", n, records+1)
+	}
 }
 
 // Replicas mode with read_from: replicas: a write goes to the primary and

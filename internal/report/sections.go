@@ -22,6 +22,8 @@ var Sections = []Builder{
 	rigor.VariabilitySections,
 	rigor.StallSections,
 	rigor.ScalingSections,
+	rigor.NodeScalingSections,
+	rigor.ElasticitySections,
 	rigor.ProbeSections,
 	pressure.ReportSections,
 	bottleneck.ReportSections,

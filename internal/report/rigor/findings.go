@@ -18,8 +18,10 @@ type Finding struct {
 // without treatments): the knee and the capacity estimate, the SLO's first
 // failure, the levels the client limited, repeatability (a), the valid
 // modelling range (c) of the treatment's group of equal instances, a closed
-// loop's stalls when they make its latency understate (stall.go), and the
-// estimate of the treatment's probes. Analyses that cannot run on the data
+// loop's stalls when they make its latency understate (stall.go), the
+// elasticity of its runs with node changes (elasticity.go), its place in
+// a comparison over node count (nodescaling.go), and the estimate of the
+// treatment's probes. Analyses that cannot run on the data
 // give a "note" finding instead of an error; err is a failure to read the
 // results.
 func Findings(r *results.Results, treatment string) ([]Finding, error) {
@@ -75,6 +77,12 @@ func Findings(r *results.Results, treatment string) ([]Finding, error) {
 		}
 	}
 	if err := addStallFinding(r, treatment, add); err != nil {
+		return nil, err
+	}
+	if err := addElasticityFinding(r, treatment, add); err != nil { // elasticity.go
+		return nil, err
+	}
+	if err := addNodeScalingFinding(r, treatment, add); err != nil { // nodescaling.go
 		return nil, err
 	}
 	prs, err := loadProbes(r)

@@ -482,16 +482,7 @@ func (c *CassandraCluster) RemoveNode(ctx context.Context, name string) (NodeCha
 	}
 	others := append([]*cassandraMember(nil), c.members...)
 	c.mu.Unlock()
-	var total int64
-	for _, o := range others {
-		n, err := c.streamedFrom(ctx, o, mem.node.Inst.Host)
-		if err != nil {
-			total = -1
-			break
-		}
-		total += n
-	}
-	ch.BytesStreamed = total
+	ch.BytesStreamed = c.decommissionBytes(ctx, mem, others)
 	if err := mem.node.Inst.Remove(ctx); err != nil {
 		return fail(fmt.Errorf("remove_node: cassandra %s left the ring but did not stop cleanly: %w", name, err))
 	}
@@ -499,6 +490,25 @@ func (c *CassandraCluster) RemoveNode(ctx context.Context, name string) (NodeCha
 	ch.Detail = fmt.Sprintf("%s left the ring in %.1f s (%s streamed to the others)", name,
 		ch.Done.Sub(ch.Started).Seconds(), bytesText(ch.BytesStreamed))
 	return ch, nil
+}
+
+// decommissionBytes is what a node that left sent in its Unbootstrap
+// streams, as its own streaming table says (the receivers record such a
+// stream without its byte counts), else what the others say they
+// received from it; -1 when neither answers.
+func (c *CassandraCluster) decommissionBytes(ctx context.Context, left *cassandraMember, others []*cassandraMember) int64 {
+	if n, err := c.streamed(ctx, left, "Unbootstrap", false); err == nil {
+		return n
+	}
+	var total int64
+	for _, o := range others {
+		n, err := c.streamedFrom(ctx, o, left.node.Inst.Host)
+		if err != nil {
+			return -1
+		}
+		total += n
+	}
+	return total
 }
 
 func (c *CassandraCluster) names() []string {

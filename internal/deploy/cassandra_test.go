@@ -228,6 +228,7 @@ func TestCassandraClusterScales(t *testing.T) {
 	}
 	cql(t, c, cp[0], cqlQuorum, "CREATE KEYSPACE ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 2}")
 	cql(t, c, cp[0], cqlQuorum, "CREATE TABLE ks.t (k int PRIMARY KEY, v text)")
+	waitSchemaAgreement(t, c, cp[0])
 	for k := range 50 {
 		cql(t, c, cp[k%3], cqlAll, fmt.Sprintf("INSERT INTO ks.t (k, v) VALUES (%d, 'v%d')", k, k))
 	}
@@ -254,8 +255,10 @@ func TestCassandraClusterScales(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("remove: %+v", ch)
-	if ch.Action != "remove_node" || ch.Node != "node2" || ch.Error != "" || ch.Done.Before(ch.Started) || ch.BytesStreamed <= 0 {
-		t.Errorf("remove_node change %+v: want node2, ordered times, bytes streamed > 0", ch)
+	// Cassandra 5.0 keeps no byte counts of decommission streams, on
+	// either side: the change says unknown (-1) rather than 0.
+	if ch.Action != "remove_node" || ch.Node != "node2" || ch.Error != "" || ch.Done.Before(ch.Started) || ch.BytesStreamed == 0 || ch.BytesStreamed < -1 {
+		t.Errorf("remove_node change %+v: want node2, ordered times, bytes streamed unknown (-1) or > 0", ch)
 	}
 	if removed.Running() {
 		t.Error("node2 still runs after RemoveNode")
@@ -296,4 +299,23 @@ func waitStatus(t *testing.T, c *CassandraCluster, want string) map[string]strin
 		}
 	}
 	return st
+}
+
+// waitSchemaAgreement waits until every node that addr knows has the
+// schema version addr has, as drivers do after DDL: a write to a table
+// a replica does not know yet fails with INCOMPATIBLE_SCHEMA.
+func waitSchemaAgreement(t *testing.T, c *CassandraCluster, addr string) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		local := cql(t, c, addr, cqlOne, "SELECT schema_version FROM system.local")
+		peers := cql(t, c, addr, cqlOne, "SELECT schema_version FROM system.peers")
+		agree := len(local) == 1
+		for _, p := range peers {
+			agree = agree && string(p[0]) == string(local[0][0])
+		}
+		if agree {
+			return
+		}
+	}
+	t.Fatal("the nodes did not agree on the schema within a minute")
 }

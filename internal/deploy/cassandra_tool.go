@@ -143,12 +143,13 @@ func (c *CassandraCluster) streams(ctx context.Context, mem *cassandraMember) ([
 		if len(r) != 4 {
 			return nil, fmt.Errorf("cassandra: system_views.streaming answered %d columns, want 4", len(r))
 		}
-		out = append(out, streamRow{operation: string(r[0]), peers: cqlTextList(r[1]), received: cqlInt(r[2]), sent: cqlInt(r[3])})
+		out = append(out, streamRow{operation: string(r[0]), peers: cqlTextList(r[1]), received: cqlCount(r[2]), sent: cqlCount(r[3])})
 	}
 	return out, nil
 }
 
-// streamed sums the bytes mem received (or sent) in streams of operation.
+// streamed sums the bytes mem received (or sent) in streams of operation;
+// errStreamCountUnknown when such a stream has no count.
 func (c *CassandraCluster) streamed(ctx context.Context, mem *cassandraMember, operation string, received bool) (int64, error) {
 	rows, err := c.streams(ctx, mem)
 	if err != nil {
@@ -157,15 +158,21 @@ func (c *CassandraCluster) streamed(ctx context.Context, mem *cassandraMember, o
 	var n int64
 	for _, r := range rows {
 		if strings.EqualFold(r.operation, operation) {
+			v := r.sent
 			if received {
-				n += r.received
-			} else {
-				n += r.sent
+				v = r.received
 			}
+			if v < 0 {
+				return 0, errStreamCountUnknown
+			}
+			n += v
 		}
 	}
 	return n, nil
 }
+
+// errStreamCountUnknown says a stream's byte count is null.
+var errStreamCountUnknown = errors.New("cassandra: a stream without a byte count")
 
 // streamedFrom sums what mem received from the node at addr while it
 // left the ring (decommission streams are "Unbootstrap").
@@ -182,6 +189,9 @@ func (c *CassandraCluster) streamedFrom(ctx context.Context, mem *cassandraMembe
 		for _, p := range r.peers {
 			// Peers are written /address:port.
 			if h, _, _ := strings.Cut(strings.TrimPrefix(p, "/"), ":"); h == addr {
+				if r.received < 0 {
+					return 0, errStreamCountUnknown
+				}
 				n += r.received
 				break
 			}
@@ -190,15 +200,15 @@ func (c *CassandraCluster) streamedFrom(ctx context.Context, mem *cassandraMembe
 	return n, nil
 }
 
-// cqlInt decodes a CQL int or bigint (0 for a null).
-func cqlInt(b []byte) int64 {
+// cqlCount decodes a CQL int or bigint count; -1 for a null.
+func cqlCount(b []byte) int64 {
 	switch len(b) {
 	case 8:
 		return int64(binary.BigEndian.Uint64(b))
 	case 4:
 		return int64(int32(binary.BigEndian.Uint32(b)))
 	}
-	return 0
+	return -1
 }
 
 // cqlTextList decodes a CQL list or set of text.

@@ -168,7 +168,9 @@ func parseHeapMiB(v string) (int, error) {
 
 // cassandraHeapMiB is the node's heap: max_heap_size when set; on a lab
 // host, Cassandra's own rule over the host's memory limit,
-// max(min(mem/2, 1 GiB), min(mem/4, 8 GiB)) (cassandra-env.sh); on this
+// max(min(mem/2, 1 GiB), min(mem/4, 8 GiB)) (cassandra-env.sh), but at
+// most mem - 320 MiB (at least 128 MiB): a node with a 256 MiB heap
+// measured 470 MiB resident, and a host's limit counts all of it; on this
 // machine, 512 MiB, so three nodes and the load generator share a small
 // machine.
 func cassandraHeapMiB(settings map[string]string, p *Placement) int {
@@ -180,12 +182,18 @@ func cassandraHeapMiB(settings map[string]string, p *Placement) int {
 	if p != nil && p.on != nil {
 		if c, ok := p.on.(oomCounter); ok {
 			if _, mib, ok := c.OOMKills(); ok && mib > 0 {
-				return int(max(min(mib/2, 1024), min(mib/4, 8192)))
+				heap := max(min(mib/2, 1024), min(mib/4, 8192))
+				return int(max(min(heap, mib-cassandraOffHeapMiB), 128))
 			}
 		}
 	}
 	return 512
 }
+
+// cassandraOffHeapMiB is what a node takes besides its heap (metaspace,
+// thread stacks, direct buffers, the chunk cache), kept free of a lab
+// host's memory limit.
+const cassandraOffHeapMiB = 320
 
 func cassandraConfPath(inst *Instance) string { return filepath.Join(inst.Dir, "cassandra.yaml") }
 func cassandraLogbackPath(inst *Instance) string {

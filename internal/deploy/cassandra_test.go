@@ -40,7 +40,7 @@ func TestCassandraHeap(t *testing.T) {
 	if got := cassandraHeapMiB(nil, nil); got != 512 {
 		t.Errorf("loopback default: %d MiB, want 512", got)
 	}
-	for _, tc := range []struct{ mem, want int64 }{{1024, 512}, {2048, 1024}, {8192, 2048}, {65536, 16384 / 2}} {
+	for _, tc := range []struct{ mem, want int64 }{{512, 192}, {1024, 512}, {2048, 1024}, {8192, 2048}, {65536, 8192}, {256, 128}} {
 		p := &Placement{on: memHost{tc.mem}}
 		if got := cassandraHeapMiB(nil, p); int64(got) != tc.want {
 			t.Errorf("host with %d MiB: heap %d MiB, want %d", tc.mem, got, tc.want)

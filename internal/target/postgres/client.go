@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
@@ -30,6 +31,7 @@ const connStateKey = "headroom"
 // driver needs.
 type client struct {
 	t      *Target
+	n      int      // the client's number, which picks its reader
 	params [][]byte // parameter values as text
 	isNum  []bool   // parameter is a number (unquoted in simple mode)
 	num    []byte   // text of numeric parameters
@@ -53,7 +55,26 @@ type client struct {
 	aborted   bool           // busy was aborted by a cancellation
 }
 
-func newClient(t *Target) *client { return &client{t: t} }
+func newClient(t *Target) *client { return &client{t: t, n: int(t.clients.Add(1) - 1)} }
+
+// poolFor is the pool op goes to: with readers (read_from), a YCSB read or
+// scan goes to the client's reader, its number modulo the readers, so that
+// the clients spread evenly over them and each keeps to one; the rest go
+// to the primary.
+func (c *client) poolFor(op *workload.Op) *pgxpool.Pool {
+	if c.t.readers != nil {
+		if op.Type == workload.Read || op.Type == workload.Scan {
+			if rs := c.t.readers.Load(); rs != nil && len(rs.pools) > 0 {
+				if p := rs.pools[c.n%len(rs.pools)]; p != nil {
+					return p
+				}
+			}
+		} else {
+			c.t.writes.Add(1)
+		}
+	}
+	return c.t.pool.Load()
+}
 
 // Close stops watching the last context.
 func (c *client) Close() error {
@@ -71,7 +92,7 @@ func (c *client) Do(ctx context.Context, op *workload.Op) error {
 	}
 	c.watch(ctx)
 	qs := c.t.qs.Load()
-	conn, err := c.t.pool.Load().Acquire(ctx)
+	conn, err := c.poolFor(op).Acquire(ctx)
 	if err != nil {
 		return acquireError(ctx, err)
 	}
@@ -319,6 +340,9 @@ func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
 			appendCopyField(&c.copy, v)
 		}
 		c.copy.WriteByte('\n')
+	}
+	if c.t.readers != nil {
+		c.t.writes.Add(1)
 	}
 	conn, err := c.t.pool.Load().Acquire(ctx)
 	if err != nil {

@@ -48,8 +48,14 @@ type Options struct {
 	// Table is the YCSB table (default usertable).
 	Table string `yaml:"table"`
 	// Managed runs a private PostgreSQL cluster for the campaign instead of
-	// connecting to an existing server.
+	// connecting to an existing server; with managed.cluster, a primary
+	// and streaming replicas (modes async and sync).
 	Managed *deploy.Managed `yaml:"managed"`
+	// ReadFrom is where a managed cluster's YCSB reads and scans go:
+	// primary (default), replicas, or any node (the primary too). Each
+	// client keeps to one of them, the clients taken in turn; writes and
+	// read-modify-writes always go to the primary.
+	ReadFrom string `yaml:"read_from"`
 	// ServerTiming reads pg_stat_statements for server-side execution time
 	// per operation (default true).
 	ServerTiming bool `yaml:"server_timing"`
@@ -58,6 +64,13 @@ type Options struct {
 	// inlined as literals by the client).
 	QueryMode string `yaml:"query_mode"`
 }
+
+// read_from values.
+const (
+	readPrimary  = "primary"
+	readReplicas = "replicas"
+	readAny      = "any"
+)
 
 // Defaults of the connection fields, applied when the target opens so that
 // Validate can tell a written field from a default one.
@@ -75,6 +88,7 @@ func defaultOptions() *Options {
 		Table:          "usertable",
 		ServerTiming:   true,
 		QueryMode:      "prepared",
+		ReadFrom:       readPrimary,
 	}
 }
 
@@ -104,6 +118,18 @@ func validate(o any) error {
 		if err := deploy.CheckPostgresSettings(m.Settings); err != nil {
 			return err
 		}
+		if m.Cluster != nil && m.Port != 0 {
+			return fmt.Errorf("managed.port: a cluster's nodes take free ports of their own; remove managed.port")
+		}
+		if err := deploy.CheckPostgresCluster(m.Cluster, m.Settings); err != nil {
+			return err
+		}
+	}
+	if err := oneOf("read_from", opts.ReadFrom, readPrimary, readReplicas, readAny); err != nil {
+		return err
+	}
+	if opts.ReadFrom != readPrimary && (opts.Managed == nil || opts.Managed.Cluster == nil) {
+		return fmt.Errorf("read_from: %s needs replicas, which only a managed cluster has; add managed.cluster, or remove read_from", opts.ReadFrom)
 	}
 	if opts.Port < 0 || opts.Port > 65535 {
 		return fmt.Errorf("port: %d is out of range; use 1 to 65535", opts.Port)

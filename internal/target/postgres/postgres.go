@@ -34,12 +34,16 @@ import (
 
 func init() {
 	registry.Register(registry.Factory{
-		Name:       "postgres",
-		Summary:    "PostgreSQL server: an existing one (host, port, user, database) or a private managed cluster",
-		NewOptions: func() any { return defaultOptions() },
-		Validate:   validate,
+		Name:         "postgres",
+		Summary:      "PostgreSQL server: an existing one (host, port, user, database) or a private managed cluster",
+		NewOptions:   func() any { return defaultOptions() },
+		Validate:     validate,
+		ClusterModes: deploy.PostgresClusterModes,
 		Open: func(o any, env registry.Env) (target.Target, error) {
 			opts := *o.(*Options)
+			if opts.Managed != nil && opts.Managed.Cluster != nil {
+				return openCluster(opts, env)
+			}
 			m, err := env.Managed(opts.Managed)
 			if err != nil {
 				return nil, fmt.Errorf("postgres target: %w", err)
@@ -64,20 +68,45 @@ type Target struct {
 
 	qs    atomic.Pointer[querySet]
 	timer *serverTimer
+
+	// readers are the pools YCSB reads and scans go to (a cluster's
+	// replicas, with read_from); nil sends every request to pool.
+	readers *atomic.Pointer[readerSet]
+	clients atomic.Int64 // clients made so far, for their place among readers
+	writes  atomic.Int64 // with readers: write requests and loads so far
 }
 
 // Open connects to the server the options name, or starts a managed
 // cluster under dir/instances/postgres. It fails when the server cannot be
 // reached or refuses the credentials.
 func Open(opts Options, dir string) (target.Target, error) {
-	t := &Target{opts: opts}
-	ctx := context.Background()
+	var inst *deploy.Instance
 	if opts.Managed != nil {
-		inst, err := deploy.Start(ctx, deploy.Postgres(), deploy.InstanceDir(dir, "postgres"), *opts.Managed)
+		var err error
+		inst, err = deploy.Start(context.Background(), deploy.Postgres(), deploy.InstanceDir(dir, "postgres"), *opts.Managed)
 		if err != nil {
 			return nil, fmt.Errorf("postgres target: managed: %w", err)
 		}
-		t.inst = inst
+	}
+	t, err := connect(opts, dir, inst)
+	if err != nil {
+		if inst != nil {
+			_ = inst.Remove(context.Background())
+		}
+		return nil, err
+	}
+	if t.inst != nil {
+		return &ManagedTarget{t}, nil
+	}
+	return t, nil
+}
+
+// connect opens the pool to the server the options name, or to inst, a
+// managed server (the primary of a managed cluster), when it is not nil.
+func connect(opts Options, dir string, inst *deploy.Instance) (*Target, error) {
+	t := &Target{opts: opts, inst: inst}
+	ctx := context.Background()
+	if inst != nil {
 		opts.Host, opts.Port, opts.User, opts.Database, opts.SSLMode = inst.Host, inst.Port, inst.User, inst.Database, "disable"
 	}
 	if opts.Host == "" {
@@ -103,13 +132,7 @@ func Open(opts Options, dir string) (target.Target, error) {
 		err = t.openPool(ctx)
 	}
 	if err != nil {
-		if t.inst != nil {
-			_ = t.inst.Remove(ctx)
-		}
 		return nil, err
-	}
-	if t.inst != nil {
-		return &ManagedTarget{t}, nil
 	}
 	return t, nil
 }

@@ -34,14 +34,16 @@ type serverTimer struct {
 	last  map[rowKey]rowAt // previous reading of each row
 	calls []int64
 	total []float64 // milliseconds
+	seen  []bool    // a server has a row of the operation
 
 	unavailable error // why pg_stat_statements cannot be read; reported once
 	reported    bool
 }
 
 type rowKey struct {
-	db uint32
-	id int64
+	node string // a cluster's node name ("" for a single server)
+	db   uint32
+	id   int64
 }
 
 type rowAt struct {
@@ -83,6 +85,7 @@ func newServerTimer(ctx context.Context, pool *pgxpool.Pool, qs *querySet) *serv
 			}
 		}
 	}
+	st.seen = make([]bool, len(st.ops))
 	st.calls = make([]int64, len(st.ops))
 	st.total = make([]float64, len(st.ops))
 	return st
@@ -137,12 +140,22 @@ func missingExtension(err error) error {
 
 // read returns the cumulative calls and execution time per operation.
 func (st *serverTimer) read(ctx context.Context, pool *pgxpool.Pool) ([]target.ServerTime, error) {
+	if err := st.readNode(ctx, pool, ""); err != nil {
+		return nil, err
+	}
+	return st.totals(), nil
+}
+
+// readNode adds the growth of one server's rows since its last reading;
+// node names the server in a cluster, whose nodes each count the
+// statements they ran themselves.
+func (st *serverTimer) readNode(ctx context.Context, pool *pgxpool.Pool, node string) error {
 	if st.unavailable != nil {
 		if st.reported {
-			return nil, nil
+			return nil
 		}
 		st.reported = true
-		return nil, st.unavailable
+		return st.unavailable
 	}
 	ids := make([]int64, 0, len(st.ids))
 	for id := range st.ids {
@@ -162,16 +175,15 @@ func (st *serverTimer) read(ctx context.Context, pool *pgxpool.Pool) ([]target.S
 		if errors.As(err, &pe) && (pe.Code == "42P01" || pe.Code == "55000") {
 			st.unavailable, st.reported = missingExtension(err), true
 		}
-		return nil, fmt.Errorf("postgres target: reading pg_stat_statements: %w", err)
+		return fmt.Errorf("postgres target: reading pg_stat_statements: %w", err)
 	}
 	defer rows.Close()
-	seen := make([]bool, len(st.ops))
 	for rows.Next() {
-		var k rowKey
+		k := rowKey{node: node}
 		var now rowAt
 		var text string
 		if err := rows.Scan(&k.db, &k.id, &now.calls, &now.ms, &text); err != nil {
-			return nil, fmt.Errorf("postgres target: reading pg_stat_statements: %w", err)
+			return fmt.Errorf("postgres target: reading pg_stat_statements: %w", err)
 		}
 		i, ok := st.ids[k.id]
 		if !ok {
@@ -186,16 +198,22 @@ func (st *serverTimer) read(ctx context.Context, pool *pgxpool.Pool) ([]target.S
 		st.calls[i] += now.calls - prev.calls
 		st.total[i] += now.ms - prev.ms
 		st.last[k] = now
-		seen[i] = true
+		st.seen[i] = true
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres target: reading pg_stat_statements: %w", err)
+		return fmt.Errorf("postgres target: reading pg_stat_statements: %w", err)
 	}
+	return nil
+}
+
+// totals are the operations' cumulative counts over every reading, of
+// those the servers have seen.
+func (st *serverTimer) totals() []target.ServerTime {
 	var out []target.ServerTime
 	for i, op := range st.ops {
-		if seen[i] || st.calls[i] > 0 {
+		if st.seen[i] || st.calls[i] > 0 {
 			out = append(out, target.ServerTime{Op: op, Calls: st.calls[i], Total: time.Duration(st.total[i] * float64(time.Millisecond))})
 		}
 	}
-	return out, nil
+	return out
 }

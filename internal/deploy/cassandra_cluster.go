@@ -405,6 +405,13 @@ func (c *CassandraCluster) AddNode(ctx context.Context, p *Placement) (NodeChang
 		ch.Started = mem.recipe.listeningSince()
 	}
 	if err != nil {
+		if mem != nil {
+			// A node that did not finish joining is stopped, so that the
+			// ring goes back to what it was (the others forget a
+			// joining node that goes away).
+			c.forget(mem)
+			err = errors.Join(err, mem.node.Inst.Remove(context.Background()))
+		}
 		return fail(err)
 	}
 	ch.Done = time.Now()
@@ -473,13 +480,8 @@ func (c *CassandraCluster) RemoveNode(ctx context.Context, name string) (NodeCha
 	if _, err := c.nodetool(ctx, mem, "decommission"); err != nil {
 		return fail(fmt.Errorf("remove_node: decommissioning cassandra %s: %w", name, err))
 	}
+	c.forget(mem)
 	c.mu.Lock()
-	for i, m := range c.members {
-		if m == mem {
-			c.members = append(c.members[:i:i], c.members[i+1:]...)
-			break
-		}
-	}
 	others := append([]*cassandraMember(nil), c.members...)
 	c.mu.Unlock()
 	ch.BytesStreamed = c.decommissionBytes(ctx, mem, others)
@@ -490,6 +492,18 @@ func (c *CassandraCluster) RemoveNode(ctx context.Context, name string) (NodeCha
 	ch.Detail = fmt.Sprintf("%s left the ring in %.1f s (%s streamed to the others)", name,
 		ch.Done.Sub(ch.Started).Seconds(), bytesText(ch.BytesStreamed))
 	return ch, nil
+}
+
+// forget takes mem out of the members.
+func (c *CassandraCluster) forget(mem *cassandraMember) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, m := range c.members {
+		if m == mem {
+			c.members = append(c.members[:i:i], c.members[i+1:]...)
+			return
+		}
+	}
 }
 
 // decommissionBytes is what a node that left sent in its Unbootstrap

@@ -58,13 +58,34 @@ func (rc *RedisCluster) form(ctx context.Context, primaries int) error {
 	if err := waitKnown(ctx, nodes); err != nil {
 		return err
 	}
+	masters := map[string]string{}
 	for i := primaries; i < len(nodes); i++ {
 		p := nodes[(i-primaries)%primaries]
 		if err := nodes[i].do(ctx, "CLUSTER", "REPLICATE", p.id).Err(); err != nil {
 			return fmt.Errorf("%s: CLUSTER REPLICATE %s: %w", nodes[i].Name, p.Name, err)
 		}
+		masters[nodes[i].id] = p.id
 	}
 	if err := waitSlots(ctx, nodes, nil); err != nil {
+		return err
+	}
+	// Every node learns the replicas' roles by gossip; wait for it, so
+	// that the cluster is as formed from wherever it is looked at.
+	err := waitFor(ctx, time.Minute, "every node to see the replicas follow their primaries", func() (bool, string, error) {
+		for _, nd := range nodes {
+			v, err := nd.view(ctx)
+			if err != nil {
+				return false, err.Error(), nil
+			}
+			for id, m := range masters {
+				if v.master[id] != m {
+					return false, nd.Name + " does not see " + id + " follow " + m + " yet", nil
+				}
+			}
+		}
+		return true, "", nil
+	})
+	if err != nil {
 		return err
 	}
 	for _, nd := range nodes[primaries:] {

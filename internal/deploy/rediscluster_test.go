@@ -198,3 +198,57 @@ func TestCheckRedisCluster(t *testing.T) {
 		}
 	}
 }
+
+// replication_factor 2 in cluster mode: two primaries with one replica
+// each; a replica holds its primary's keys; a primary that replicas follow
+// cannot be removed, its replica can.
+func TestRedisClusterWithReplicas(t *testing.T) {
+	rc := startRedisCluster(t, Cluster{Nodes: 4, Mode: RedisModeCluster, ReplicationFactor: 2})
+	ctx := context.Background()
+	nodes := rc.snapshot()
+	v, err := nodes[0].view(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, nd := range nodes {
+		wantRole, wantMaster, wantSlots := "member", "", redisSlots/2
+		if i >= 2 {
+			wantRole, wantMaster, wantSlots = "replica", nodes[i-2].id, 0
+		}
+		if nd.Role != wantRole || v.master[nd.id] != wantMaster || v.slots[nd.id] != wantSlots {
+			t.Fatalf("%s: role %s, master %q, %d slots; want %s, %q, %d\n%s", nd.Name, nd.Role, v.master[nd.id], v.slots[nd.id], wantRole, wantMaster, wantSlots, v.raw)
+		}
+	}
+	cc := clusterClient(rc)
+	defer cc.Close()
+	for i := range 50 {
+		if err := cc.Set(ctx, fmt.Sprintf("k%d", i), "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 2 {
+		if n, err := nodes[i].admin.Wait(ctx, 1, 5000).Result(); err != nil || n != 1 {
+			t.Fatalf("WAIT 1 on %s: %d, %v", nodes[i].Name, n, err)
+		}
+		p, r := nodes[i].admin.DBSize(ctx).Val(), nodes[i+2].admin.DBSize(ctx).Val()
+		if p == 0 || p != r {
+			t.Fatalf("%s holds %d keys, its replica %s %d", nodes[i].Name, p, nodes[i+2].Name, r)
+		}
+	}
+	if _, err := rc.RemoveNode(ctx, "node1"); err == nil || !strings.Contains(err.Error(), "with replicas (node3)") {
+		t.Fatalf("removing a primary with a replica: %v", err)
+	}
+	if _, err := rc.RemoveNode(ctx, "node3"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rc.RemoveNode(ctx, "node1"); err != nil {
+		t.Fatal(err)
+	}
+	c2 := clusterClient(rc)
+	defer c2.Close()
+	for i := range 50 {
+		if err := c2.Get(ctx, fmt.Sprintf("k%d", i)).Err(); err != nil {
+			t.Fatalf("GET k%d after node1 left: %v", i, err)
+		}
+	}
+}

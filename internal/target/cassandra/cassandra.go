@@ -24,6 +24,15 @@
 // the keys), not in key order, as YCSB's binding does. A read that finds
 // no row is target.ErrNotFound; an update of a missing key creates it
 // (CQL writes are upserts).
+//
+// The target reports no server-side time (target.ServerTimer): Cassandra 5
+// exposes its coordinator latencies over CQL only as system_views tables
+// of counts and decaying percentiles (count, p50th_ms, p99th_ms, max_ms),
+// with no summed time to take differences of; the summed counters
+// (TotalLatency) are JMX-only, and reading them per interval would mean a
+// JVM (nodetool) per poll on the machine under test. Query tracing gives
+// per-request server time, but every traced request writes trace rows,
+// which would change the load it measures.
 package cassandra
 
 import (

@@ -137,4 +137,24 @@ func TestThreeNodeRing(t *testing.T) {
 			t.Fatalf("%v at QUORUM with one of three replicas down: %v", o.Type, err)
 		}
 	}
+
+	// A start event brings the node back, and ALL can be met again.
+	start = time.Now()
+	if err := m.StartServer(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s started again in %.1f s", stopped.Name, time.Since(start).Seconds())
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		g.Next(o)
+		o.Type = workload.Update
+		err := allClient.Do(ctx, o)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("updates at ALL after %s came back: %v", stopped.Name, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

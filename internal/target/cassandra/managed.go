@@ -89,6 +89,7 @@ func (m *Managed) AddNode(ctx context.Context, host string) (deploy.NodeChange, 
 	for _, addr := range m.cluster.ContactPoints() {
 		if !slices.Contains(before, addr) {
 			if err := m.waitRouted(ctx, addr, true); err != nil {
+				err = fmt.Errorf("add_node: %s joined the ring, but %w", ch.Node, err)
 				ch.Error = err.Error()
 				return ch, err
 			}
@@ -139,7 +140,7 @@ func (m *Managed) waitRouted(ctx context.Context, addr string, in bool) error {
 		select {
 		case <-ctx.Done():
 			if in {
-				return fmt.Errorf("add_node: the node at %s joined the ring, but the driver did not route to it within %v", addr, routeWait)
+				return fmt.Errorf("the driver did not route to the node at %s within %v", addr, routeWait)
 			}
 			return fmt.Errorf("remove_node: the node at %s left the ring, but the driver still routed to it after %v", addr, routeWait)
 		case <-tick.C:
@@ -164,4 +165,23 @@ func (m *Managed) answers(ctx context.Context, addr string) bool {
 		}
 	}
 	return false
+}
+
+// StartServer implements target.ServerStarter: every node that is not
+// running (after a kill event) starts again on its address and data and
+// rejoins the ring; it returns once each answers CQL and the driver
+// routes to it again.
+func (m *Managed) StartServer(ctx context.Context) error {
+	for _, n := range m.cluster.Nodes() {
+		if n.Inst.Running() {
+			continue
+		}
+		if err := n.Inst.Restart(ctx); err != nil {
+			return fmt.Errorf("cassandra target: starting %s again: %w", n.Name, err)
+		}
+		if err := m.waitRouted(ctx, n.Inst.Addr(), true); err != nil {
+			return fmt.Errorf("cassandra target: %s started again, but %w", n.Name, err)
+		}
+	}
+	return nil
 }

@@ -62,21 +62,39 @@ func (r *Results) NodeChanges(runID int64) ([]NodeChange, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []NodeChange
+	all, err := r.nodeChangesOf(evs)
+	return all[runID], err
+}
+
+// AllNodeChanges returns every run's node changes by run ID, each run's in
+// the order they were asked for (see NodeChanges), from one read of the
+// events.
+func (r *Results) AllNodeChanges() (map[int64][]NodeChange, error) {
+	evs, err := r.st.Events(-1)
+	if err != nil {
+		return nil, err
+	}
+	return r.nodeChangesOf(evs)
+}
+
+func (r *Results) nodeChangesOf(evs []Event) (map[int64][]NodeChange, error) {
+	out := map[int64][]NodeChange{}
 	for _, e := range evs {
-		if e.Kind != EventNodeChange || e.RunID != runID {
+		if e.Kind != EventNodeChange || e.RunID <= 0 {
 			continue
 		}
 		var c NodeChange
 		if err := json.Unmarshal([]byte(e.Detail), &c); err != nil {
-			return nil, fmt.Errorf("results database %s: the node change of run %d at %s is damaged: %v", r.st.Path(), runID, e.Time.Format(time.RFC3339), err)
+			return nil, fmt.Errorf("results database %s: the node change of run %d at %s is damaged: %v", r.st.Path(), e.RunID, e.Time.Format(time.RFC3339), err)
 		}
 		if c.Requested.IsZero() {
 			c.Requested = e.Time // the event's time is the best known moment
 		}
-		out = append(out, c)
+		out[e.RunID] = append(out[e.RunID], c)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Requested.Before(out[j].Requested) })
+	for _, cs := range out {
+		sort.SliceStable(cs, func(i, j int) bool { return cs[i].Requested.Before(cs[j].Requested) })
+	}
 	return out, nil
 }
 

@@ -224,6 +224,9 @@ func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time
 		}
 		m.Notes = append(m.Notes, n)
 	}
+	if last := in.Points[len(in.Points)-1]; c.Requested.Before(in.Points[0].Start) || !c.Requested.Before(last.Start.Add(last.Dur)) {
+		m.Notes = append(m.Notes, fmt.Sprintf("the change to %s was requested outside the measured intervals: its before and after states are not both measured", nodeName(c)))
+	}
 	win := window(in.Points, from, to)
 	if len(win) == 0 {
 		m.TransitionEnd = to
@@ -326,6 +329,9 @@ func smooth(xs []float64, w int) []float64 {
 func window(ps []Point, from, to time.Time) []Point {
 	i := sort.Search(len(ps), func(i int) bool { return !ps[i].Start.Before(from) })
 	j := sort.Search(len(ps), func(i int) bool { return !ps[i].Start.Before(to) })
+	if j < i {
+		return nil // an empty window: to is before from
+	}
 	return ps[i:j]
 }
 

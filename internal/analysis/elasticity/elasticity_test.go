@@ -164,6 +164,12 @@ func TestOfferedNoneAndErrors(t *testing.T) {
 			t.Errorf("config %+v accepted", cfg)
 		}
 	}
+	early := in
+	early.Changes = []Change{{Action: "add_node", Node: "node2", Delta: 1, Requested: sec(-5), Done: sec(2)}}
+	res, err = Analyze(early, Config{})
+	if err != nil || len(res.Changes) != 1 || !strings.Contains(strings.Join(res.Changes[0].Notes, " "), "requested outside the measured intervals") {
+		t.Errorf("a change before the measured phase: %+v, %v", res.Changes, err)
+	}
 	bad := in
 	bad.Points = []Point{ps[1], ps[0]}
 	if _, err := Analyze(bad, Config{}); err == nil || !strings.Contains(err.Error(), "time order") {

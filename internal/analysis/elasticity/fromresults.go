@@ -34,12 +34,13 @@ type Run struct {
 // SLO rule of the treatment judged per interval. The error is a failure
 // to read the results; a run the analysis cannot judge carries Problem.
 func FromResults(r *results.Results, cfg Config) ([]Run, error) {
+	all, err := r.AllNodeChanges()
+	if err != nil || len(all) == 0 {
+		return nil, err
+	}
 	var out []Run
 	for _, run := range r.AllCompletedRuns() {
-		chs, err := r.NodeChanges(run.ID)
-		if err != nil {
-			return nil, err
-		}
+		chs := all[run.ID]
 		if len(chs) == 0 {
 			continue
 		}

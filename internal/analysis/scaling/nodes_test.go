@@ -133,3 +133,38 @@ func TestFromClusters(t *testing.T) {
 		t.Errorf("baseline RT at 400: %+v", res.Rows[0].AtLoad)
 	}
 }
+
+// Clusters on this machine (no lab): node counts 3 and 6 at size 1 and no
+// price, with a note saying so; a treatment that adds a node during its
+// runs is counted at its starting count, with a note.
+func TestFromClustersWithoutLab(t *testing.T) {
+	ms := time.Millisecond
+	lv := func(level, tput float64) resultstest.ClusterLevel {
+		return resultstest.ClusterLevel{Level: level, Throughput: tput, LatA: 4 * ms, LatB: 6 * ms}
+	}
+	st := resultstest.ClusterStore(t, "local", nil, []resultstest.ClusterTreatment{
+		{Name: "three", Nodes: 3, Levels: []resultstest.ClusterLevel{lv(100, 100), lv(200, 150)}},
+		{Name: "six", Nodes: 6, Levels: []resultstest.ClusterLevel{lv(100, 100), lv(200, 195)},
+			Events: []results.ScheduledEvent{{At: 5 * time.Second, Action: results.ActionAddNode}}},
+	})
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := capacity.FromResults(r, capacity.Config{})
+	if err != nil || cc.Problem != nil {
+		t.Fatal(err, cc.Problem)
+	}
+	cmp := FromClusters(r, cc.Curves)
+	if cmp == nil || cmp.Problem != nil {
+		t.Fatalf("comparison %+v", cmp)
+	}
+	rows := cmp.Result.Rows
+	if len(cmp.Deployments) != 0 || rows[1].Strategy != "horizontal" || rows[1].Servers != 6 || rows[1].Size != 1 || rows[1].Type != "" ||
+		!math.IsNaN(rows[1].CostPerReqPerSec) || !near(rows[1].ScaleUp, 195.0/150, 1e-12) {
+		t.Errorf("rows %+v", rows)
+	}
+	if !hasNote(cmp.Notes, "ran on this machine rather than on lab hosts") || !hasNote(cmp.Notes, `treatment "six" adds or removes nodes during its runs`) {
+		t.Errorf("notes %v", cmp.Notes)
+	}
+}

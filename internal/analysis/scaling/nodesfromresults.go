@@ -1,6 +1,7 @@
 package scaling
 
 import (
+	"fmt"
 	"math"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -44,7 +45,10 @@ func FromClusters(r *results.Results, curves []capacity.TreatmentCurve) *NodeCom
 		if tc.Treatment.Target.Cluster == nil {
 			continue
 		}
+		// A cluster without lab hosts runs on this machine even when the
+		// campaign has a lab: the lab's hosts are not its nodes.
 		d, ok := TreatmentDeployment(r, tc.Treatment)
+		ok = ok && len(tc.Treatment.Target.Hosts) > 0
 		tcs, ds, onLab = append(tcs, tc), append(ds, d), append(onLab, ok)
 		allLab = allLab && ok
 	}
@@ -77,6 +81,15 @@ func FromClusters(r *results.Results, curves []capacity.TreatmentCurve) *NodeCom
 	}
 	if !differ {
 		return nil
+	}
+	for _, tc := range tcs {
+		for _, e := range tc.Treatment.Events {
+			if e.Action == results.ActionAddNode || e.Action == results.ActionRemoveNode {
+				out.Notes = append(out.Notes, fmt.Sprintf("treatment %s adds or removes nodes during its runs: its figures are counted at the %d nodes it started with, but mix node counts (see the elasticity section)",
+					quote(tc.Treatment.Name), tc.Treatment.NodeCount()))
+				break
+			}
+		}
 	}
 	if !allLab {
 		out.Notes = append(out.Notes, "some clusters ran on this machine rather than on lab hosts: node sizes are unknown, so every node counts as size 1, and only lab nodes have a price")

@@ -82,7 +82,7 @@ func Findings(r *results.Results, treatment string) ([]Finding, error) {
 	if err := addElasticityFinding(r, treatment, add); err != nil { // elasticity.go
 		return nil, err
 	}
-	if err := addNodeScalingFinding(r, treatment, add); err != nil { // nodescaling.go
+	if err := addNodeScalingFinding(r, cc, treatment, add); err != nil { // nodescaling.go
 		return nil, err
 	}
 	prs, err := loadProbes(r)

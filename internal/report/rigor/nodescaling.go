@@ -22,7 +22,7 @@ import (
 // type, and the spread of response time under each. No section unless
 // two cluster treatments differ in node count or node size.
 func NodeScalingSections(r *results.Results) ([]page.Section, error) {
-	cmp, err := nodeComparison(r)
+	cmp, err := nodeComparison(r, nil)
 	if err != nil || cmp == nil {
 		return nil, err
 	}
@@ -56,7 +56,10 @@ func NodeScalingSections(r *results.Results) ([]page.Section, error) {
 	return []page.Section{sec}, nil
 }
 
-func nodeComparison(r *results.Results) (*scaling.NodeComparison, error) {
+// nodeComparison compares the cluster treatments' curves; nil without
+// two cluster treatments or without curves (the capacity section reports
+// why). cc, when not nil, are the curves already computed.
+func nodeComparison(r *results.Results, cc *capacity.Campaign) (*scaling.NodeComparison, error) {
 	clusters := 0
 	for _, t := range r.Treatments() {
 		if t.Target.Cluster != nil {
@@ -66,9 +69,15 @@ func nodeComparison(r *results.Results) (*scaling.NodeComparison, error) {
 	if clusters < 2 {
 		return nil, nil
 	}
-	cc, err := capacity.FromResults(r, capacity.Config{})
-	if err != nil || cc.Problem != nil {
-		return nil, err // the capacity section reports its problem
+	if cc == nil {
+		c, err := capacity.FromResults(r, capacity.Config{})
+		if err != nil {
+			return nil, err
+		}
+		cc = &c
+	}
+	if cc.Problem != nil {
+		return nil, nil
 	}
 	return scaling.FromClusters(r, cc.Curves), nil
 }
@@ -207,9 +216,10 @@ func nodeChart(res scaling.NodeResult) *chart.Chart {
 }
 
 // addNodeScalingFinding adds a cluster treatment's row of the comparison
-// over node count, and the lines over node count to the baseline's.
-func addNodeScalingFinding(r *results.Results, treatment string, add func(label, text string)) error {
-	cmp, err := nodeComparison(r)
+// over node count, and the lines over node count to the baseline's; cc are
+// the campaign's curves.
+func addNodeScalingFinding(r *results.Results, cc capacity.Campaign, treatment string, add func(label, text string)) error {
+	cmp, err := nodeComparison(r, &cc)
 	if err != nil || cmp == nil {
 		return err
 	}

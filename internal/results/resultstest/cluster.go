@@ -29,6 +29,7 @@ type ClusterTreatment struct {
 	VCPUs  float64 // per node
 	Price  float64 // per node-hour
 	Levels []ClusterLevel
+	Events []results.ScheduledEvent // the spec's events: section
 }
 
 // ClusterStore writes a campaign of cluster treatments with the fact
@@ -48,7 +49,10 @@ func ClusterStore(t testing.TB, name string, slo *results.SLO, ts []ClusterTreat
 		}
 		tr := results.Treatment{Name: ct.Name, Index: ti, SLO: slo,
 			Load:   results.Load{Model: "open", Levels: levels, Repetitions: 1, Measure: 10 * time.Second, Interval: 10 * time.Second},
-			Target: results.Target{Type: "cassandra", Managed: true, Cluster: &results.Cluster{Nodes: ct.Nodes, HostPrefix: ct.Name + "-n"}}}
+			Target: results.Target{Type: "cassandra", Managed: true, Cluster: &results.Cluster{Nodes: ct.Nodes}}, Events: ct.Events}
+		if ct.Type != "" {
+			tr.Target.Cluster.HostPrefix = ct.Name + "-n"
+		}
 		var hosts []map[string]any
 		for i := range ct.Nodes {
 			h := fmt.Sprintf("%s-n%d", ct.Name, i+1)

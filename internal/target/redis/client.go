@@ -133,6 +133,9 @@ type client struct {
 	rdb  conn // writes, and reads unless they go to replicas (reader)
 	pipe redis.Pipeliner
 	rr   uint64 // the last replica this client read from
+	// primaryOnly sends reads to the primary whatever read_from says
+	// (StrongClient).
+	primaryOnly bool
 
 	// Argument holders the reusable commands point at.
 	key       argBytes

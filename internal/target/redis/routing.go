@@ -20,7 +20,7 @@ type conn interface {
 // when the options say read_from: replicas (the list changes as replicas
 // join and leave), otherwise the connection the writes use.
 func (c *client) reader() conn {
-	if c.t.readers == nil {
+	if c.t.readers == nil || c.primaryOnly {
 		return c.rdb
 	}
 	rs := c.t.readers.Load()

@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# Closed-loop YCSB throughput against latte (a Cassandra benchmarking tool
+# in Rust), on the same Cassandra node or ring: for each concurrency N,
+# latte with N requests in flight (`-t T -p N/T`, T = min(2, N) threads,
+# 2 connections per node) running bench/latte/ycsb.rn, and Headroom's
+# closed loop with N clients running bench/cassandra-ycsb.yaml (cassandra
+# target, 2 connections per node). Both use tables of the same shape and
+# size (100,000 records of 10 x 100-byte text fields, latte's in keyspace
+# latte, Headroom's in keyspace headroom), uniform keys, reads of all
+# fields and updates of one field, prepared statements at QUORUM, and run
+# one after the other on the same node(s). Prints each tool's ok/s and p99
+# and Headroom / latte. Goal: at least 0.90 at every N. See
+# docs/performance.md.
+#
+#   bash bench/compare-latte.sh [nodes]          (default 1; 3 = a 3-node ring)
+#
+# Environment: CLIENTS (default "1 4 16 64"), MEASURE (seconds per run,
+# default 10), ROUNDS (default 2; the table shows medians), READ_PCT
+# (default 50: YCSB A's mix; 100: read-only, YCSB C), HEAP (per node,
+# default 1024M). Replication factor: min(3, nodes).
+#
+# The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
+# (`make deps` fetches them) with AllowAllAuthenticator on 127.0.0.1,
+# 127.0.0.2, ..., so that both tools connect without a login, and removes
+# them at the end. Headroom's managed target would make its own role and
+# drop the default one, which latte cannot log in as without the password.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+make -s build
+nodes="${1:-1}"
+clients="${CLIENTS:-1 4 16 64}"
+measure="${MEASURE:-10}"
+rounds="${ROUNDS:-2}"
+read_pct="${READ_PCT:-50}"
+heap="${HEAP:-1024M}"
+rows=100000
+rf=$(( nodes < 3 ? nodes : 3 ))
+
+latte=$(command -v latte || echo "$HOME/.cargo/bin/latte")
+[ -x "$latte" ] || { echo "latte is not installed: cargo install latte-cli (0.29.0 was used)" >&2; exit 1; }
+command -v java >/dev/null || { echo "java is not installed: apt-get install -y openjdk-17-jre-headless" >&2; exit 1; }
+if [ "$(id -u)" = 0 ]; then cache=/var/cache/headroom/jars; else cache=$HOME/.cache/headroom/jars; fi
+jars=${HEADROOM_JAR_CACHE:-$cache}/cassandra
+ls "$jars"/cassandra-all-*.jar >/dev/null 2>&1 || { echo "the Cassandra jars are not in $jars: run make deps" >&2; exit 1; }
+classpath=$(ls "$jars"/*.jar | sort | paste -sd:)
+
+free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+cql=$(free_port)
+storage=$(free_port)
+work=$(mktemp -d /tmp/headroom-latte.XXXXXX)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+	[ "${KEEP:-0}" = 1 ] && echo "kept $work" >&2 || rm -rf "$work"
+}
+trap cleanup EXIT
+
+# start_node I: node I on 127.0.0.I, seed 127.0.0.1; returns once its CQL
+# port answers (Cassandra opens it after the node has joined the ring).
+start_node() {
+	local i=$1 dir=$work/node$1 addr=127.0.0.$1
+	mkdir -p "$dir"/{data,commitlog,saved_caches,hints,cdc_raw,tmp}
+	# The small-node settings of Headroom's managed recipe
+	# (internal/deploy/cassandra.go), with no login.
+	cat > "$dir/cassandra.yaml" <<-YAML
+	cluster_name: "bench-latte"
+	listen_address: $addr
+	rpc_address: $addr
+	storage_port: $storage
+	native_transport_port: $cql
+	start_native_transport: true
+	seed_provider:
+	  - class_name: org.apache.cassandra.locator.SimpleSeedProvider
+	    parameters:
+	      - seeds: "127.0.0.1:$storage"
+	partitioner: org.apache.cassandra.dht.Murmur3Partitioner
+	data_file_directories: ["$dir/data"]
+	commitlog_directory: $dir/commitlog
+	saved_caches_directory: $dir/saved_caches
+	hints_directory: $dir/hints
+	cdc_raw_directory: $dir/cdc_raw
+	authenticator: AllowAllAuthenticator
+	authorizer: AllowAllAuthorizer
+	num_tokens: 16
+	allocate_tokens_for_local_replication_factor: 3
+	endpoint_snitch: SimpleSnitch
+	commitlog_sync: periodic
+	commitlog_sync_period: 10000ms
+	concurrent_compactors: 1
+	key_cache_size: 16MiB
+	counter_cache_size: 4MiB
+	file_cache_size: 64MiB
+	memtable_heap_space: 64MiB
+	memtable_offheap_space: 64MiB
+	YAML
+	cat > "$dir/logback.xml" <<-'XML'
+	<configuration scan="false">
+	  <appender name="STDOUT" class="ch.qos.logback.core.ConsoleAppender">
+	    <encoder><pattern>%-5level %date{ISO8601} %F:%L - %msg%n</pattern></encoder>
+	  </appender>
+	  <root level="INFO"><appender-ref ref="STDOUT"/></root>
+	</configuration>
+	XML
+	java -Xms"$heap" -Xmx"$heap" -Xss256k -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -XX:-UsePerfData \
+		-Djava.net.preferIPv4Stack=true -Djava.security.manager=allow \
+		--add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-exports java.base/jdk.internal.ref=ALL-UNNAMED \
+		--add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED --add-opens java.base/java.io=ALL-UNNAMED \
+		-Djava.io.tmpdir="$dir/tmp" -Dcassandra.config="file://$dir/cassandra.yaml" \
+		-Dlogback.configurationFile="file://$dir/logback.xml" -Dcassandra.logdir="$dir" \
+		-Dcassandra-foreground=yes -Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0 \
+		-Dcassandra.jmx.local.port="$(free_port)" -Dcassandra.superuser_setup_delay_ms=1000 \
+		-cp "$classpath" org.apache.cassandra.service.CassandraDaemon > "$dir/server.log" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 240); do
+		python3 -c "import socket; socket.create_connection(('$addr', $cql), 1)" 2>/dev/null && return 0
+		kill -0 "${pids[-1]}" 2>/dev/null || break
+		sleep 0.5
+	done
+	echo "node $i did not start; the end of its log:" >&2
+	tail -n 20 "$dir/server.log" >&2
+	return 1
+}
+
+for i in $(seq "$nodes"); do
+	start_node "$i"
+	echo "node $i up on 127.0.0.$i:$cql" >&2
+done
+hosts=$(seq -s, -f "127.0.0.%g:$cql" "$nodes")
+first=127.0.0.1:$cql
+lat() { (cd "$work" && "$latte" "$@" -P rows=$rows -P read_pct="$read_pct" -P rf=$rf); }
+lat schema "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-schema.log" 2>&1 ||
+	{ cat "$work/latte-schema.log" >&2; exit 1; }
+lat load -q -t 2 --concurrency 64 --consistency QUORUM "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-load.log" 2>&1 ||
+	{ cat "$work/latte-load.log" >&2; exit 1; }
+
+ycsb=a
+[ "$read_pct" = 100 ] && ycsb=c
+[ "$read_pct" = 50 ] || [ "$read_pct" = 100 ] || { echo "READ_PCT must be 50 or 100 (YCSB A or C)" >&2; exit 1; }
+
+# latte_run N: prints "ok_per_s p99_ms errors"
+latte_run() {
+	local n=$1 t=1
+	[ "$n" -ge 2 ] && t=2
+	rm -f "$work/latte.json"
+	lat run -q -t "$t" -p $(( n / t )) -c 2 --consistency QUORUM -w 2s -d "${measure}s" \
+		-o "$work/latte.json" "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-run.log" 2>&1 ||
+		{ cat "$work/latte-run.log" >&2; return 1; }
+	python3 - "$work/latte.json" <<'PY'
+import json, sys
+rep = json.load(open(sys.argv[1]))
+r = rep["result"]
+# latte's requests/s over the measured phase, and the 99th percentile of
+# its request latency histogram (ms), at the index of 99 in its list
+req = r["req_throughput"]["value"]
+p99 = r["request_latency"]["percentiles"][rep["percentiles"].index(99.0)]["value"]
+print(req, p99, r["error_count"])
+PY
+}
+
+# headroom_run N: prints "ok_per_s p99_ms errors"
+populate=true
+headroom_run() {
+	sed -e "s/^  hosts: .*/  hosts: [${hosts//,/, }]/" -e "s/^  replication_factor: .*/  replication_factor: $rf/" \
+		-e "s/^  ycsb: .*/  ycsb: $ycsb/" -e "s/^  clients: .*/  clients: [$1]/" \
+		-e "s/^  populate: .*/  populate: $populate/" -e "s/^  measure: .*/  measure: ${measure}s/" \
+		bench/cassandra-ycsb.yaml > "$work/spec.yaml"
+	populate=false
+	rm -rf "$work/hr"
+	bin/headroom run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
+		{ cat "$work/hr.err" >&2; return 1; }
+	local dir
+	dir=$(ls -d "$work"/hr/bench-cassandra-*)
+	bin/headroom export -t runs "$dir" > "$work/runs.csv"
+	bin/headroom export -t intervals "$dir" > "$work/intervals.csv"
+	python3 - "$work/runs.csv" "$work/intervals.csv" <<'PY'
+import csv, sys
+run = next(csv.DictReader(open(sys.argv[1])))
+# p99 over all operations of the measured phase: the count-weighted mean of
+# the per-interval, per-operation p99s (as compare-pgbench.sh does).
+rows = [r for r in csv.DictReader(open(sys.argv[2])) if r.get("phase", "measure") == "measure" and r["count"] not in ("", "0")]
+n = sum(int(r["count"]) for r in rows)
+p99 = sum(int(r["count"]) * int(r["p99_us"]) for r in rows) / n / 1000
+print(run["throughput"], p99, run["errors"])
+PY
+}
+
+results=$work/results.txt
+for round in $(seq "$rounds"); do
+	for n in $clients; do
+		# Alternate which tool goes first, so that neither always meets the
+		# compactions the other's writes left behind.
+		if [ $(( round % 2 )) = 1 ]; then
+			read -r lt lp le < <(latte_run "$n")
+			read -r ht hp he < <(headroom_run "$n")
+		else
+			read -r ht hp he < <(headroom_run "$n")
+			read -r lt lp le < <(latte_run "$n")
+		fi
+		echo "$round $n $lt $lp $le $ht $hp $he" >> "$results"
+		printf 'round %d N=%-3d latte %7.0f ok/s   headroom %7.0f ok/s\n' "$round" "$n" "$lt" "$ht" >&2
+	done
+done
+
+python3 - "$results" "$nodes" "$rf" "$read_pct" "$measure" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+by_n = {}
+for r in rows:
+    by_n.setdefault(int(r[1]), []).append([float(x) for x in r[2:]])
+print("%s node(s), replication factor %s, %s%% reads, %s s measured, median of %d round(s); p99 in ms"
+      % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], len({r[0] for r in rows})))
+print("%4s %11s %11s %6s %9s %9s %7s %7s" % ("N", "latte ok/s", "hr ok/s", "ratio", "latte p99", "hr p99", "lt err", "hr err"))
+for n in sorted(by_n):
+    v = by_n[n]  # latte ok/s, p99, errors, headroom ok/s, p99, errors
+    med = lambda i: statistics.median(x[i] for x in v)
+    ratio = statistics.median(x[3] / x[0] for x in v)
+    print("%4d %11.0f %11.0f %6.2f %9.2f %9.2f %7d %7d" % (n, med(0), med(3), ratio, med(1), med(4), sum(x[2] for x in v), sum(x[5] for x in v)))
+print("ratio: median over rounds of Headroom / latte in the same round; errors: summed over rounds")
+PY

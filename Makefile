@@ -13,7 +13,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # and Chromium (with a font) for the test that opens report.html.
 SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables chromium fonts-liberation
 
-.PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-pgbench test-fio clean
+.PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-latte bench-pgbench test-fio clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/headroom
@@ -79,6 +79,9 @@ bench-ycsb: build
 
 bench-redis: build
 	bash bench/compare-redis.sh
+
+bench-latte: build
+	bash bench/compare-latte.sh
 
 bench-pgbench: build
 	bash bench/compare-pgbench.sh

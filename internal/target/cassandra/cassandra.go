@@ -103,11 +103,11 @@ func Open(opts Options, env registry.Env) (target.Target, error) {
 
 // open makes the admin session to the contact points.
 func open(opts Options, contact []string, user, password string) (*Target, error) {
-	read, err := parseLevel("read_consistency", opts.ReadConsistency, false)
+	read, err := parseLevel(opts.readLevel())
 	if err != nil {
 		return nil, err
 	}
-	write, err := parseLevel("write_consistency", opts.WriteConsistency, true)
+	write, err := parseLevel(opts.writeLevel())
 	if err != nil {
 		return nil, err
 	}

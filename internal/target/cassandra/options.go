@@ -31,11 +31,15 @@ type Options struct {
 	// managed.cluster.replication_factor.
 	ReplicationFactor int `yaml:"replication_factor"`
 	// ReadConsistency is the consistency level of reads and scans
-	// (default QUORUM).
+	// (default: consistency, else QUORUM).
 	ReadConsistency string `yaml:"read_consistency"`
 	// WriteConsistency is the consistency level of inserts and updates
-	// (default QUORUM).
+	// (default: consistency, else QUORUM).
 	WriteConsistency string `yaml:"write_consistency"`
+	// Consistency sets reads and writes to one level, so that one factor
+	// of a factorial campaign sweeps both (seed 002 Table II); it cannot
+	// be combined with read_consistency or write_consistency.
+	Consistency string `yaml:"consistency"`
 	// Timeout is how long the driver waits for one reply (default 12s:
 	// above Cassandra's own read, write and range request timeouts, so
 	// that a slow cluster answers with its read_timeout or write_timeout
@@ -70,8 +74,6 @@ func defaultOptions() *Options {
 	return &Options{
 		Keyspace:            "headroom",
 		Table:               "usertable",
-		ReadConsistency:     "QUORUM",
-		WriteConsistency:    "QUORUM",
 		Timeout:             spec.Duration{Duration: 12 * time.Second},
 		ConnectTimeout:      spec.Duration{Duration: 10 * time.Second},
 		ConnectionsPerHost:  2,
@@ -117,11 +119,14 @@ func validate(o any) error {
 	if opts.ReplicationFactor < 0 || opts.ReplicationFactor > deploy.MaxClusterNodes {
 		return fmt.Errorf("replication_factor: %d is outside 0..%d; 0 picks min(3, nodes)", opts.ReplicationFactor, deploy.MaxClusterNodes)
 	}
-	read, err := parseLevel("read_consistency", opts.ReadConsistency, false)
+	if opts.Consistency != "" && (opts.ReadConsistency != "" || opts.WriteConsistency != "") {
+		return fmt.Errorf("consistency: sets both read_consistency and write_consistency; remove it or them")
+	}
+	read, err := parseLevel(opts.readLevel())
 	if err != nil {
 		return err
 	}
-	write, err := parseLevel("write_consistency", opts.WriteConsistency, true)
+	write, err := parseLevel(opts.writeLevel())
 	if err != nil {
 		return err
 	}
@@ -252,4 +257,31 @@ func (o *Options) password(dir string) (string, error) {
 		return strings.TrimRight(line, "\r"), nil
 	}
 	return "", nil
+}
+
+// defaultLevel is the consistency level of reads and writes when the spec
+// names none: QUORUM, so that reads see acknowledged writes.
+const defaultLevel = "QUORUM"
+
+// readLevel and writeLevel are parseLevel's arguments for the levels in
+// force: the direction's own option, else consistency, else QUORUM; the
+// field named in errors is the one the level came from.
+func (o Options) readLevel() (field, name string, write bool) {
+	f, n := levelOf("read_consistency", o.ReadConsistency, o.Consistency)
+	return f, n, false
+}
+
+func (o Options) writeLevel() (field, name string, write bool) {
+	f, n := levelOf("write_consistency", o.WriteConsistency, o.Consistency)
+	return f, n, true
+}
+
+func levelOf(field, own, both string) (string, string) {
+	switch {
+	case own != "":
+		return field, own
+	case both != "":
+		return "consistency", both
+	}
+	return field, defaultLevel
 }

@@ -195,7 +195,7 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 	if err != nil {
 		return err
 	}
-	if err := checkLevels(t.read, t.write, rf); err != nil {
+	if err := checkLevels(t.read, t.write, rf, t.opts.levelFields()); err != nil {
 		return err
 	}
 	ks, tbl := t.opts.Keyspace, t.opts.Table

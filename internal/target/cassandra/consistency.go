@@ -75,12 +75,13 @@ func replicasNeeded(c gocql.Consistency, rf int) int {
 }
 
 // checkLevels refuses a level that no request could meet at replication
-// factor rf even with every node up.
-func checkLevels(read, write gocql.Consistency, rf int) error {
+// factor rf even with every node up; fields name the options the two
+// levels came from.
+func checkLevels(read, write gocql.Consistency, rf int, fields [2]string) error {
 	for _, l := range []struct {
 		field string
 		c     gocql.Consistency
-	}{{"read_consistency", read}, {"write_consistency", write}} {
+	}{{fields[0], read}, {fields[1], write}} {
 		if n := replicasNeeded(l.c, rf); n > rf {
 			return fmt.Errorf("%s: %s waits for %d replicas but the keyspace keeps %d (replication factor); lower the level or raise the replication factor", l.field, l.c, n, rf)
 		}

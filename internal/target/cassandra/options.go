@@ -131,7 +131,7 @@ func validate(o any) error {
 		return err
 	}
 	if rf := opts.knownRF(); rf > 0 {
-		if err := checkLevels(read, write, rf); err != nil {
+		if err := checkLevels(read, write, rf, opts.levelFields()); err != nil {
 			return err
 		}
 	}
@@ -284,4 +284,11 @@ func levelOf(field, own, both string) (string, string) {
 		return "consistency", both
 	}
 	return field, defaultLevel
+}
+
+// levelFields name the options the read and write levels come from.
+func (o Options) levelFields() [2]string {
+	r, _, _ := o.readLevel()
+	w, _, _ := o.writeLevel()
+	return [2]string{r, w}
 }

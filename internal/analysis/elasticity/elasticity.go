@@ -5,19 +5,26 @@
 // function of a run's per-interval timeline and its node changes;
 // FromResults reads both from a results model.
 //
-// The run's measured phase is cut at every change's request time into
-// windows W0 = [start, R1), W1 = [R1, R2), ..., Wn = [Rn, end). The
-// steady state of a window is the median, over its last Config.Steady of
-// intervals, of the per-interval throughput and of the per-interval p99.
-// For change i:
+// The run's measured phase is cut at every change's request time R1, R2,
+// ... into windows W0 (to R1), W1 (R1 to R2), ..., Wn (Rn to the end); an
+// interval belongs to the window it ends in, so the interval in which a
+// change was requested counts after it. For change i:
 //
 //   - time to start = Started - Requested, time to serve = Done - Requested
 //     (add: the node serves; remove: it is out and stopped);
+//   - the steady state of a window is the median of its per-interval
+//     throughput and the median of its per-interval p99 over its last
+//     Config.Steady, counting only intervals that start once the window's
+//     change was done (a new steady state begins when the node serves);
 //   - before = the steady state of W(i-1), after = the steady state of Wi;
+//   - back within x% (x = Config.Tolerance) means throughput ≥ (1-x) ×
+//     after and p99 ≤ (1+x) × after: only a loss counts, not a gain;
 //   - settle time of a metric = from Requested to the start of the first
-//     interval of Wi from which the metric, smoothed by a centred median of
-//     Config.Smooth intervals, stays within ±Config.Tolerance of its after
-//     value until the window ends (at interval resolution);
+//     interval of Wi, after the last excursion longer than
+//     Config.Excursion intervals outside the band, that is inside it
+//     (excursions of at most Config.Excursion intervals are noise, a
+//     per-second p99 jumps); negative when the window ends in such an
+//     excursion;
 //   - the transition runs from Requested to the latest of Done and both
 //     settle points (the window's end when a metric never settles);
 //   - SLO seconds = the length of the transition's intervals that failed
@@ -42,7 +49,7 @@ import (
 const (
 	DefaultTolerance = 0.10
 	DefaultSteady    = 10 * time.Second
-	DefaultSmooth    = 3
+	DefaultExcursion = 1
 )
 
 // Config sets the definitions' parameters; zero fields take the defaults.
@@ -53,10 +60,10 @@ type Config struct {
 	// Steady is how much of the end of a window its steady state is the
 	// median of.
 	Steady time.Duration
-	// Smooth is the width, in intervals, of the centred median the settle
-	// test applies to each metric (odd; 1 = the raw intervals), so that a
-	// single noisy interval does not count as unsettled.
-	Smooth int
+	// Excursion is the longest run of intervals outside the band that
+	// the settle test ignores, so that a single noisy interval does not
+	// count as unsettled; 0 = the default, negative = none.
+	Excursion int
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -66,16 +73,17 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Steady == 0 {
 		c.Steady = DefaultSteady
 	}
-	if c.Smooth == 0 {
-		c.Smooth = DefaultSmooth
+	switch {
+	case c.Excursion == 0:
+		c.Excursion = DefaultExcursion
+	case c.Excursion < 0:
+		c.Excursion = 0 // every interval counts
 	}
 	switch {
 	case !(c.Tolerance > 0 && c.Tolerance < 1):
 		return c, fmt.Errorf("elasticity: tolerance %v is outside (0, 1); give it as a fraction, e.g. 0.1 for 10%%", c.Tolerance)
 	case c.Steady < 0:
 		return c, fmt.Errorf("elasticity: steady window %v is negative; give the length of the end of a window to take the steady state from, e.g. 10s", c.Steady)
-	case c.Smooth < 1 || c.Smooth%2 == 0:
-		return c, fmt.Errorf("elasticity: smoothing width %d is not a positive odd number of intervals; use 1 (none), 3, 5, ...", c.Smooth)
 	}
 	return c, nil
 }
@@ -101,7 +109,8 @@ type Change struct {
 	Error                    string
 }
 
-// Steady is a steady state: the medians over the intervals of [From, To).
+// Steady is a steady state: the medians over its N intervals, from From
+// to To.
 type Steady struct {
 	From, To   time.Time
 	N          int     // intervals
@@ -193,7 +202,13 @@ func Analyze(in Input, cfg Config) (Result, error) {
 	bounds = append(bounds, end)
 	steady := make([]Steady, len(bounds)-1)
 	for w := range steady {
-		steady[w] = steadyOf(in.Points, bounds[w], bounds[w+1], cfg.Steady)
+		var done time.Time // a window's steady state begins when its change is done
+		if w > 0 {
+			if c := in.Changes[w-1]; c.Error == "" {
+				done = c.Done
+			}
+		}
+		steady[w] = steadyOf(in.Points, bounds[w], bounds[w+1], cfg.Steady, done)
 	}
 	for i, c := range in.Changes {
 		m := metrics(in, cfg, c, steady[i], steady[i+1], bounds[i+1], bounds[i+2])
@@ -202,7 +217,8 @@ func Analyze(in Input, cfg Config) (Result, error) {
 	return res, nil
 }
 
-// metrics is one change's figures; its window is [from, to).
+// metrics is one change's figures; its window holds the intervals that
+// end in (from, to].
 func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time.Time) Metrics {
 	m := Metrics{Change: c, Before: before, After: after, ToStart: -1, ToServe: -1,
 		ThroughputSettle: -1, P99Settle: -1, SLOSeconds: math.NaN(), GainPerNode: math.NaN()}
@@ -239,8 +255,9 @@ func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time
 	for k, p := range win {
 		tput[k], p99[k] = p.Throughput, p.P99
 	}
-	m.ThroughputSettle = settle(win, tput, after.Throughput, cfg, c.Requested)
-	m.P99Settle = settle(win, p99, after.P99, cfg, c.Requested)
+	// Only a loss counts: throughput below, or p99 above, the band.
+	m.ThroughputSettle = settle(win, tput, func(x float64) bool { return x >= (1-cfg.Tolerance)*after.Throughput }, cfg, c.Requested)
+	m.P99Settle = settle(win, p99, func(x float64) bool { return x <= (1+cfg.Tolerance)*after.P99 }, cfg, c.Requested)
 	m.TransitionEnd = c.Requested
 	if m.Served && c.Done.After(m.TransitionEnd) {
 		m.TransitionEnd = c.Done
@@ -278,12 +295,19 @@ func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time
 	if c.Delta != 0 {
 		m.GainPerNode = (after.Throughput - before.Throughput) / float64(c.Delta)
 	}
-	if m.ThroughputSettle < 0 || m.P99Settle < 0 {
-		m.Notes = append(m.Notes, fmt.Sprintf("after the change to %s, %s did not stay within %.0f%% of the new steady state before the window ended: the transition runs to the window's end",
+	short := m.Served && after.To.Sub(after.From) < cfg.Steady
+	switch {
+	case m.ThroughputSettle < 0 || m.P99Settle < 0:
+		m.Notes = append(m.Notes, fmt.Sprintf("after the change to %s, %s was still more than %.0f%% worse than the new steady state when the window ended: the transition runs to the window's end",
 			nodeName(c), unsettled(m), 100*cfg.Tolerance))
-	} else if m.TransitionEnd.After(after.From) {
-		m.Notes = append(m.Notes, fmt.Sprintf("the transition after the change to %s reaches into the last %v of its window, which the new steady state is taken from: leave more time after the change",
-			nodeName(c), after.To.Sub(after.From).Round(time.Millisecond)))
+	case short:
+	case m.TransitionEnd.After(after.From):
+		m.Notes = append(m.Notes, fmt.Sprintf("the transition after the change to %s reaches into the last %v of its window, which its new steady state is taken from: leave more time after the change",
+			nodeName(c), after.To.Sub(after.From).Round(100*time.Millisecond)))
+	}
+	if short {
+		m.Notes = append(m.Notes, fmt.Sprintf("the new steady state after the change to %s rests on %s between the change being done and the window's end, less than the %v asked for: leave more time after the change",
+			nodeName(c), plural(after.N, "interval"), cfg.Steady))
 	}
 	if in.Offered > 0 && near(before.Throughput, in.Offered, cfg.Tolerance) && near(after.Throughput, in.Offered, cfg.Tolerance) {
 		m.Notes = append(m.Notes, fmt.Sprintf("throughput matched the offered %g req/s before and after the change to %s: the load, not the cluster, bounded it, so the gain per node is not the capacity a node adds; offer more than the cluster's capacity to measure it",
@@ -292,60 +316,57 @@ func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time
 	return m
 }
 
-// settle is the time from req to the first interval of win from which the
-// smoothed values stay within the tolerance of target; -1 when the last
-// one is outside it (or target is unknown).
-func settle(win []Point, xs []float64, target float64, cfg Config, req time.Time) time.Duration {
-	if math.IsNaN(target) {
-		return -1
-	}
-	sm := smooth(xs, cfg.Smooth)
-	band := cfg.Tolerance * math.Abs(target)
-	first := -1
-	for k := len(sm) - 1; k >= 0; k-- {
-		if math.IsNaN(sm[k]) || math.Abs(sm[k]-target) > band {
-			break
+// settle is the time from req to the first interval of win inside the
+// band (ok) after the last run of more than cfg.Excursion intervals
+// outside it; -1 when the window ends in such a run (or the target is
+// unknown).
+func settle(win []Point, xs []float64, ok func(float64) bool, cfg Config, req time.Time) time.Duration {
+	lastOut, run := -1, 0
+	for k, x := range xs {
+		if ok(x) {
+			run = 0
+			continue
 		}
-		first = k
+		if run++; run > cfg.Excursion {
+			lastOut = k
+		}
 	}
-	if first < 0 {
-		return -1
+	for k := lastOut + 1; k < len(xs); k++ {
+		if ok(xs[k]) {
+			return max(0, win[k].Start.Sub(req))
+		}
 	}
-	return max(0, win[first].Start.Sub(req))
+	return -1
 }
 
-// smooth is the centred median of width w (odd) of xs, over the values
-// that exist at the edges; NaN values are left out.
-func smooth(xs []float64, w int) []float64 {
-	out := make([]float64, len(xs))
-	h := w / 2
-	for i := range xs {
-		out[i] = median(xs[max(0, i-h):min(len(xs), i+h+1)])
-	}
-	return out
-}
-
-// window returns the points that start in [from, to).
+// window returns the points that end in (from, to].
 func window(ps []Point, from, to time.Time) []Point {
-	i := sort.Search(len(ps), func(i int) bool { return !ps[i].Start.Before(from) })
-	j := sort.Search(len(ps), func(i int) bool { return !ps[i].Start.Before(to) })
+	end := func(i int) time.Time { return ps[i].Start.Add(ps[i].Dur) }
+	i := sort.Search(len(ps), func(i int) bool { return end(i).After(from) })
+	j := sort.Search(len(ps), func(i int) bool { return end(i).After(to) })
 	if j < i {
 		return nil // an empty window: to is before from
 	}
 	return ps[i:j]
 }
 
-// steadyOf is the steady state of window [from, to): the medians over the
-// intervals that start in its last span (all of it when it is shorter).
-func steadyOf(ps []Point, from, to time.Time, span time.Duration) Steady {
+// steadyOf is the steady state of the window (from, to]: the medians over
+// its intervals that end in its last span and start at or after done
+// (when done is set).
+func steadyOf(ps []Point, from, to time.Time, span time.Duration, done time.Time) Steady {
 	s := Steady{From: from, To: to, Throughput: math.NaN(), P99: math.NaN()}
 	if to.Sub(from) > span {
 		s.From = to.Add(-span)
 	}
-	win := window(ps, s.From, to)
-	s.N = len(win)
 	var tput, p99 []float64
-	for _, p := range win {
+	for _, p := range window(ps, s.From, to) {
+		if !done.IsZero() && p.Start.Before(done) {
+			continue
+		}
+		if s.N == 0 && p.Start.After(s.From) {
+			s.From = p.Start
+		}
+		s.N++
 		tput, p99 = append(tput, p.Throughput), append(p99, p.P99)
 	}
 	s.Throughput, s.P99 = median(tput), median(p99)
@@ -378,7 +399,7 @@ func near(x, target, tol float64) bool {
 func unsettled(m Metrics) string {
 	switch {
 	case m.ThroughputSettle < 0 && m.P99Settle < 0:
-		return "neither throughput nor p99"
+		return "throughput and p99"
 	case m.ThroughputSettle < 0:
 		return "throughput"
 	}
@@ -390,4 +411,11 @@ func nodeName(c Change) string {
 		return "a node"
 	}
 	return c.Node
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

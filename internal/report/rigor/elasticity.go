@@ -91,9 +91,9 @@ func changeText(m elasticity.Metrics, cfg elasticity.Config) string {
 	}
 	s += fmt.Sprintf(", throughput %s → %s ok/s (%s per node)", format.Num(m.Before.Throughput), format.Num(m.After.Throughput), signed(m.GainPerNode))
 	if m.Settled() {
-		s += fmt.Sprintf(", throughput and p99 within %.0f%% of the new steady state after %s and %s", 100*cfg.Tolerance, secs(m.ThroughputSettle), secs(m.P99Settle))
+		s += fmt.Sprintf(", throughput and p99 back within %.0f%% of the new steady state after %s and %s", 100*cfg.Tolerance, secs(m.ThroughputSettle), secs(m.P99Settle))
 	} else {
-		s += fmt.Sprintf(", not settled within %.0f%% before the window ended", 100*cfg.Tolerance)
+		s += fmt.Sprintf(", not back within %.0f%% when the window ended", 100*cfg.Tolerance)
 	}
 	if !math.IsNaN(m.SLOSeconds) {
 		s += fmt.Sprintf(", %s in SLO violation", format.Seconds(m.SLOSeconds))
@@ -111,11 +111,12 @@ func elasticityTable(x elasticity.Run) page.Block {
 		skipped = fmt.Sprintf(" (%s shorter than half an interval left out)", format.Plural(x.Skipped, "partial interval"))
 	}
 	src := fmt.Sprintf("from run %d's measured phase, %s intervals of every operation type together%s and its node_change events; "+
-		"windows are cut at each change's request; steady state = the median throughput and median p99 over the last %v of a window; "+
-		"before = the previous window's, after = the change's own; settle = from the request to the first interval from which the metric, as a centred median of %d intervals, stays within %.0f%% of after until the window ends; "+
-		"transition = from the request to the latest of the node serving and both settles; SLO seconds = length of the transition's intervals that failed the SLO; "+
+		"windows are cut at each change's request, an interval counting in the window it ends in; "+
+		"steady state = the median throughput and median p99 over the last %v of a window, from when its change was done; before = the previous window's, after = the change's own; "+
+		"settle = from the request to the first interval inside the band (throughput ≥ %.0f%% of after, p99 ≤ %.0f%% of after) after the last run of more than %s outside it; "+
+		"transition = from the request to the latest of the change being done and both settles; SLO violation = length of the transition's intervals that failed the SLO; "+
 		"latency excess = Σ max(0, p99 − after p99) × interval over the transition; gain per node = (after − before) / nodes added (a removal counts −1)",
-		x.Run.ID, intervalText(x), skipped, cfg.Steady, cfg.Smooth, 100*cfg.Tolerance)
+		x.Run.ID, intervalText(x), skipped, cfg.Steady, 100*(1-cfg.Tolerance), 100*(1+cfg.Tolerance), format.Plural(cfg.Excursion, "interval"))
 	tb := &page.Table{ID: fmt.Sprintf("elasticity-run%d", x.Run.ID), Title: "Node changes of " + runName(x), Source: src,
 		Columns: []page.Column{{Title: "change"}, {Title: "node"}, {Title: "host"}, {Title: "requested at (s)", Unit: "s"},
 			{Title: "to start (s)", Unit: "s"}, {Title: "to serve (s)", Unit: "s"}, {Title: "streamed (bytes)", Unit: "bytes"},

@@ -73,6 +73,11 @@ func (r pgReplicaRecipe) Init(ctx context.Context, inst *Instance) error {
 	}
 	*r.backupBytes = dirSize(inst.DataDir())
 	conf := postgresConf(inst) + strings.Join(pgReplicationConf, "\n") + "\n"
+	if !hasSetting(inst.Settings, "wal_retrieve_retry_interval") {
+		// After the primary restarts (reset: restart, or a kill fault)
+		// the replica reconnects within a second instead of five.
+		conf += "wal_retrieve_retry_interval = 1s\n"
+	}
 	return os.WriteFile(filepath.Join(inst.DataDir(), postgresConfFile), []byte(conf), 0o600)
 }
 
@@ -281,6 +286,19 @@ func (pc *PostgresCluster) waitStreaming(ctx context.Context, name string, limit
 		}
 		return false, "not in the node list", nil
 	})
+}
+
+// WaitStreaming waits until every replica streams from the primary with
+// a replay lag under a second, e.g. after the primary restarted (a
+// replica's WAL receiver retries every wal_retrieve_retry_interval, 5 s by
+// default).
+func (pc *PostgresCluster) WaitStreaming(ctx context.Context, limit time.Duration) error {
+	for _, n := range pc.Replicas() {
+		if err := pc.waitStreaming(ctx, n.Name, limit); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // WaitReplayed waits until every replica has replayed all the WAL the

@@ -52,6 +52,7 @@ var (
 	_ target.ServerTimer     = (*Cluster)(nil)
 	_ target.ServerProcesses = (*Cluster)(nil)
 	_ target.Snapshotter     = (*Cluster)(nil)
+	_ target.Restarter       = (*Cluster)(nil)
 )
 
 // openCluster starts the managed cluster on its lab hosts (or this
@@ -333,6 +334,18 @@ func (c *Cluster) Restore(ctx context.Context) error {
 		return err
 	}
 	return c.openReaders(ctx)
+}
+
+// Restart implements target.Restarter: the primary restarts, and the
+// target returns once every replica streams from it again.
+func (c *Cluster) Restart(ctx context.Context) error {
+	if err := c.ManagedTarget.Restart(ctx); err != nil {
+		return err
+	}
+	if err := c.pc.WaitStreaming(ctx, time.Minute); err != nil {
+		return fmt.Errorf("postgres target: after restarting the primary: %w", err)
+	}
+	return nil
 }
 
 // Close closes every pool and stops and removes the whole cluster.

@@ -246,3 +246,49 @@ func TestClusterValidate(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Reset policies on a cluster: restore replaces the primary's database,
+// which the replicas replay (dropping their sessions on the old one), and
+// the reads that go to them afterwards find the snapshot's records;
+// restart restarts the primary, and the replicas keep streaming from it.
+func TestClusterRestoreAndRestart(t *testing.T) {
+	c := openClusterTarget(t, deploy.Cluster{Nodes: 2}, nil, readReplicas)
+	cfg := ycsb(200)
+	gen := ycsbtest.Populate(t, c, cfg, 100)
+	ctx := context.Background()
+	if err := c.Snapshot(ctx); err != nil {
+		t.Fatal(err)
+	}
+	readAll := func(what string) {
+		t.Helper()
+		cl, err := c.NewClient(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		op := gen.NewOp()
+		for i := int64(0); i < cfg.RecordCount; i++ {
+			gen.Populate(i, op)
+			op.Type, op.Field = workload.Read, -1
+			if err := cl.Do(ctx, op); err != nil {
+				t.Fatalf("%s: read of record %d: %v", what, i, err)
+			}
+		}
+	}
+	readAll("before the restore")
+	before := statementCalls(t, c.Nodes()[1], "SELECT")
+	if err := c.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	readAll("after the restore")
+	if err := c.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	readAll("after the restart")
+	if after := statementCalls(t, c.Nodes()[1], "SELECT"); after < before+2*cfg.RecordCount {
+		t.Fatalf("the replica served %d reads after the restore, want %d", after-before, 2*cfg.RecordCount)
+	}
+	if lags, err := c.pc.ReplayLag(ctx); err != nil || len(lags) != 1 || lags[0].State != "streaming" {
+		t.Fatalf("after the restart: %+v, %v", lags, err)
+	}
+}

@@ -296,15 +296,6 @@ func (nd *redisNode) remove(ctx context.Context) error {
 	return nd.Inst.Remove(ctx)
 }
 
-// info returns one field of INFO section ("" when it is missing).
-func (nd *redisNode) info(ctx context.Context, section, field string) (string, error) {
-	s, err := nd.admin.Info(ctx, section).Result()
-	if err != nil {
-		return "", err
-	}
-	return infoField(s, field), nil
-}
-
 func infoField(info, field string) string {
 	for _, line := range strings.Split(info, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), field+":"); ok {

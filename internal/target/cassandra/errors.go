@@ -73,7 +73,7 @@ func kindOf(err error) string {
 		// Every stream of the connection is in use: the client's own limit.
 		return target.KindBusy
 	case errors.Is(err, gocql.ErrNoConnections), errors.Is(err, gocql.ErrConnectionClosed),
-		errors.Is(err, gocql.ErrSessionClosed), errors.Is(err, gocql.ErrTooManyTimeouts),
+		errors.Is(err, gocql.ErrSessionClosed),
 		target.IsConnectionError(err):
 		return target.KindConnection
 	case errors.As(err, &ne) && ne.Timeout():

@@ -107,7 +107,7 @@ func validate(o any) error {
 		return fmt.Errorf("region: must be set, e.g. us-east-1")
 	}
 	if !tableName.MatchString(opts.Table) {
-		return fmt.Errorf("table: %q is not a DynamoDB table name; use 3 to 255 letters, digits, _, - or .", opts.Table)
+		return fmt.Errorf("table: %q is not a DynamoDB table name; use 3 to 255 of: letters, digits, underscore, hyphen, dot", opts.Table)
 	}
 	for _, f := range []struct {
 		name string

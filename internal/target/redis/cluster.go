@@ -26,8 +26,11 @@ import (
 //     while slots move. A request that still fails counts as an error of
 //     its kind (classify): -TRYAGAIN and -CLUSTERDOWN as busy, refused
 //     connections to a node that just left as connection errors. Unlike
-//     the one-server target, go-redis also retries a request once more
-//     after a network error or timeout, on the same or another node.
+//     the one-server target, go-redis's cluster client retries on its
+//     own, whatever MaxRetries says: up to 4 attempts with back-off after
+//     a network error or timeout, and on -TRYAGAIN, -CLUSTERDOWN,
+//     -LOADING and -MASTERDOWN; only the last attempt's failure counts,
+//     and the retries show as latency (docs/targets.md).
 //
 // It adds and removes nodes during a run (target.NodeScaler). Server-side
 // time is INFO commandstats summed over the nodes that serve requests:

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,8 +36,14 @@ func startPostgresCluster(t *testing.T, m Managed) *PostgresCluster {
 	}
 	t.Logf("%s cluster of %d nodes started in %v", pc.Mode(), len(pc.Nodes()), time.Since(start).Round(time.Millisecond))
 	t.Cleanup(func() {
+		pids := pc.PIDs()
 		if err := pc.Remove(context.Background()); err != nil {
 			t.Error(err)
+		}
+		for _, pid := range pids {
+			if syscall.Kill(pid, 0) == nil {
+				t.Errorf("server process %d still runs after Remove", pid)
+			}
 		}
 		// Only the nodes' logs stay.
 		_ = filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {

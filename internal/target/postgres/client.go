@@ -30,14 +30,17 @@ const connStateKey = "headroom"
 // requests, so a prepared-mode request allocates little besides what the
 // driver needs.
 type client struct {
-	t      *Target
-	n      int      // the client's number, which picks its reader
-	params [][]byte // parameter values as text
-	isNum  []bool   // parameter is a number (unquoted in simple mode)
-	num    []byte   // text of numeric parameters
-	sql    []byte   // simple mode: the statement with literals inlined
-	copy   bytes.Buffer
-	reader bytes.Reader
+	t *Target
+	n int // the client's number, which picks its reader
+	// primaryOnly sends reads to the primary whatever read_from says
+	// (StrongClient).
+	primaryOnly bool
+	params      [][]byte // parameter values as text
+	isNum       []bool   // parameter is a number (unquoted in simple mode)
+	num         []byte   // text of numeric parameters
+	sql         []byte   // simple mode: the statement with literals inlined
+	copy        bytes.Buffer
+	reader      bytes.Reader
 	// run is the YCSB request in flight, for the sqlycsb.Exec methods.
 	run struct {
 		qs *querySet
@@ -62,7 +65,7 @@ func newClient(t *Target) *client { return &client{t: t, n: int(t.clients.Add(1)
 // the clients spread evenly over them and each keeps to one; the rest go
 // to the primary.
 func (c *client) poolFor(op *workload.Op) *pgxpool.Pool {
-	if c.t.readers != nil {
+	if c.t.readers != nil && !c.primaryOnly {
 		if op.Type == workload.Read || op.Type == workload.Scan {
 			if rs := c.t.readers.Load(); rs != nil && len(rs.pools) > 0 {
 				if p := rs.pools[c.n%len(rs.pools)]; p != nil {

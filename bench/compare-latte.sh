@@ -17,7 +17,8 @@
 # Environment: CLIENTS (default "1 4 16 64"), MEASURE (seconds per run,
 # default 10), ROUNDS (default 2; the table shows medians), READ_PCT
 # (default 50: YCSB A's mix; 100: read-only, YCSB C), HEAP (per node,
-# default 1024M). Replication factor: min(3, nodes).
+# default 1024M), PROFILE (see headroom_run). Replication factor: min(3,
+# nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
 # (`make deps` fetches them) with AllowAllAuthenticator on 127.0.0.1,
@@ -138,7 +139,7 @@ ycsb=a
 [ "$read_pct" = 100 ] && ycsb=c
 [ "$read_pct" = 50 ] || [ "$read_pct" = 100 ] || { echo "READ_PCT must be 50 or 100 (YCSB A or C)" >&2; exit 1; }
 
-# latte_run N: prints "ok_per_s p99_ms errors"
+# latte_run N: prints "ok_per_s p99_ms errors cpu_us_per_request"
 latte_run() {
 	local n=$1 t=1
 	[ "$n" -ge 2 ] && t=2
@@ -154,20 +155,28 @@ r = rep["result"]
 # its request latency histogram (ms), at the index of 99 in its list
 req = r["req_throughput"]["value"]
 p99 = r["request_latency"]["percentiles"][rep["percentiles"].index(99.0)]["value"]
-print(req, p99, r["error_count"])
+# client CPU (user + system of the latte process over the measured phase)
+# per request, in microseconds
+cpu = r["cpu_time_s"] / r["request_count"] * 1e6
+print(req, p99, r["error_count"], cpu)
 PY
 }
 
-# headroom_run N: prints "ok_per_s p99_ms errors"
+# headroom_run N: prints "ok_per_s p99_ms errors cpu_us_per_request"
+# PROFILE=DIR records each measured Headroom run with perf (perf record -g,
+# DIR/headroom-N.data; read it with perf report -i), to see where its time
+# goes; the profiler costs some throughput, so do not compare such runs.
 populate=true
+prof=()
 headroom_run() {
+	[ -n "${PROFILE:-}" ] && [ "$populate" = false ] && prof=(perf record -q -g -F 499 -o "$PROFILE/headroom-$1.data" --)
 	sed -e "s/^  hosts: .*/  hosts: [${hosts//,/, }]/" -e "s/^  replication_factor: .*/  replication_factor: $rf/" \
 		-e "s/^  ycsb: .*/  ycsb: $ycsb/" -e "s/^  clients: .*/  clients: [$1]/" \
 		-e "s/^  populate: .*/  populate: $populate/" -e "s/^  measure: .*/  measure: ${measure}s/" \
 		bench/cassandra-ycsb.yaml > "$work/spec.yaml"
 	populate=false
 	rm -rf "$work/hr"
-	bin/headroom run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
+	"${prof[@]}" bin/headroom run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
 		{ cat "$work/hr.err" >&2; return 1; }
 	local dir
 	dir=$(ls -d "$work"/hr/bench-cassandra-*)
@@ -181,9 +190,19 @@ run = next(csv.DictReader(open(sys.argv[1])))
 rows = [r for r in csv.DictReader(open(sys.argv[2])) if r.get("phase", "measure") == "measure" and r["count"] not in ("", "0")]
 n = sum(int(r["count"]) for r in rows)
 p99 = sum(int(r["count"]) * int(r["p99_us"]) for r in rows) / n / 1000
-print(run["throughput"], p99, run["errors"])
+# client CPU per request in microseconds: the process's CPU share of one
+# core over the measured phase, divided by the request rate
+cpu = float(run["client_cpu_pct"]) / 100 / float(run["throughput"]) * 1e6
+print(run["throughput"], p99, run["errors"], cpu)
 PY
 }
+
+# A first pass of each tool at 16, not measured: Headroom loads its table,
+# and the node's JIT compiles the read and write paths (in a cold node the
+# first runs go at half the speed of later ones).
+latte_run 16 > /dev/null
+headroom_run 16 > /dev/null
+echo "warmed up" >&2
 
 results=$work/results.txt
 for round in $(seq "$rounds"); do
@@ -191,13 +210,13 @@ for round in $(seq "$rounds"); do
 		# Alternate which tool goes first, so that neither always meets the
 		# compactions the other's writes left behind.
 		if [ $(( round % 2 )) = 1 ]; then
-			read -r lt lp le < <(latte_run "$n")
-			read -r ht hp he < <(headroom_run "$n")
+			read -r lt lp le lc < <(latte_run "$n")
+			read -r ht hp he hc < <(headroom_run "$n")
 		else
-			read -r ht hp he < <(headroom_run "$n")
-			read -r lt lp le < <(latte_run "$n")
+			read -r ht hp he hc < <(headroom_run "$n")
+			read -r lt lp le lc < <(latte_run "$n")
 		fi
-		echo "$round $n $lt $lp $le $ht $hp $he" >> "$results"
+		echo "$round $n $lt $lp $le $ht $hp $he $lc $hc" >> "$results"
 		printf 'round %d N=%-3d latte %7.0f ok/s   headroom %7.0f ok/s\n' "$round" "$n" "$lt" "$ht" >&2
 	done
 done
@@ -208,13 +227,13 @@ rows = [l.split() for l in open(sys.argv[1])]
 by_n = {}
 for r in rows:
     by_n.setdefault(int(r[1]), []).append([float(x) for x in r[2:]])
-print("%s node(s), replication factor %s, %s%% reads, %s s measured, median of %d round(s); p99 in ms"
+print("%s node(s), replication factor %s, %s%% reads, %s s measured, median of %d round(s); p99 in ms, client CPU in µs per request"
       % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], len({r[0] for r in rows})))
-print("%4s %11s %11s %6s %9s %9s %7s %7s" % ("N", "latte ok/s", "hr ok/s", "ratio", "latte p99", "hr p99", "lt err", "hr err"))
+print("%4s %11s %11s %6s %9s %9s %7s %7s %9s %9s" % ("N", "latte ok/s", "hr ok/s", "ratio", "latte p99", "hr p99", "lt err", "hr err", "latte cpu", "hr cpu"))
 for n in sorted(by_n):
-    v = by_n[n]  # latte ok/s, p99, errors, headroom ok/s, p99, errors
+    v = by_n[n]  # latte ok/s, p99, errors, headroom ok/s, p99, errors, latte cpu, headroom cpu
     med = lambda i: statistics.median(x[i] for x in v)
     ratio = statistics.median(x[3] / x[0] for x in v)
-    print("%4d %11.0f %11.0f %6.2f %9.2f %9.2f %7d %7d" % (n, med(0), med(3), ratio, med(1), med(4), sum(x[2] for x in v), sum(x[5] for x in v)))
+    print("%4d %11.0f %11.0f %6.2f %9.2f %9.2f %7d %7d %9.1f %9.1f" % (n, med(0), med(3), ratio, med(1), med(4), sum(x[2] for x in v), sum(x[5] for x in v), med(6), med(7)))
 print("ratio: median over rounds of Headroom / latte in the same round; errors: summed over rounds")
 PY

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/testbusy"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -26,6 +28,7 @@ func spin(d time.Duration) {
 // measured p50 and p99 must be inject within the histogram's resolution.
 func TestClientDelayMeasuresAKnownWait(t *testing.T) {
 	const inject = 2 * time.Millisecond
+	idle := testbusy.Start()
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	// Buffered, so that a hand-over wakes the other goroutine without
 	// blocking the one that hands over: it keeps the processor for inject.
@@ -54,11 +57,13 @@ func TestClientDelayMeasuresAKnownWait(t *testing.T) {
 		t.Fatalf("only %d wake-ups sampled over %d hand-overs", d.Samples, 2*rounds)
 	}
 	t.Logf("injected %v: measured p50 %v, p99 %v over %d sampled wake-ups", inject, d.P50, d.P99, d.Samples)
+	var findings []string
 	for name, got := range map[string]time.Duration{"p50": d.P50, "p99": d.P99} {
 		if got < inject*75/100 || got > inject*125/100 {
-			t.Errorf("measured %s client-side delay %v, want %v ± 25%% (%d samples)", name, got, inject, d.Samples)
+			findings = append(findings, fmt.Sprintf("measured %s client-side delay %v, want %v ± 25%% (%d samples)", name, got, inject, d.Samples))
 		}
 	}
+	idle.Judge(t, findings)
 }
 
 // TestClientDelayExcludesTheTarget: a target that takes a known time to
@@ -66,16 +71,21 @@ func TestClientDelayMeasuresAKnownWait(t *testing.T) {
 // adds to the latency, not to the client-side delay.
 func TestClientDelayExcludesTheTarget(t *testing.T) {
 	const service = 2 * time.Millisecond
+	idle := testbusy.Start()
 	res := runSleepy(t, service, 4)
 	if res.Client.Delay.Samples == 0 {
 		t.Fatal("no scheduler wake-up was sampled in the measured phase")
 	}
+	var findings []string
 	if res.Client.Delay.P50 > service/4 {
-		t.Errorf("client-side delay p50 %v against a target that sleeps %v: the target's time was counted as the client's", res.Client.Delay.P50, service)
+		findings = append(findings, fmt.Sprintf("client-side delay p50 %v against a target that sleeps %v: the target's time was counted as the client's", res.Client.Delay.P50, service))
 	}
-	if strings.Contains(res.Note, "client-side delay") {
-		t.Errorf("note warns of client-side delay on an idle client: %q", res.Note)
+	// Under -race the instrumented client really is slow (a CI run saw a
+	// 1.2 ms p99 wake-up delay), so the note is then right to warn.
+	if strings.Contains(res.Note, "client-side delay") && !raceDetector {
+		findings = append(findings, fmt.Sprintf("note warns of client-side delay on an idle client: %q", res.Note))
 	}
+	idle.Judge(t, findings)
 }
 
 // TestDelayNoteWarnsWhenMaterial: the warning names the delay and its share

@@ -223,8 +223,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	cpuStart, cpuEnd := -1.0, -1.0
 	var cpuStartAt, cpuEndAt time.Time
 	var schedStart, schedEnd *schedSnapshot // the scheduler's waits (clientdelay.go)
+	var machine machineWait                 // the machine's CPU pressure (pressure.go)
+	machineShare := -1.0
 	if measureStart == 0 {
 		cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
+		machine = startMachineWait()
 	}
 	close(begin)
 
@@ -269,9 +272,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		now := e.since()
 		if cpuStart < 0 && now >= measureStart {
 			cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
+			machine = startMachineWait()
 		}
 		if cpuEnd < 0 && now >= end {
 			cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
+			machineShare = machine.share()
 		}
 		for next < last && now >= (next+1)*iv+settle && runCtx.Err() == nil {
 			e.expire(workers, now)
@@ -312,6 +317,9 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	stopped := e.since()
 	if cpuEnd < 0 {
 		cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
+		if cpuStart >= 0 {
+			machineShare = machine.share()
+		}
 	}
 	e.expire(workers, stopped)
 	// A run that was not interrupted covers its planned time, and the
@@ -348,6 +356,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		}
 	}
 	res.Client.Delay = delaySince(schedStart, schedEnd)
+	res.Client.MachineWait = machineShare
 	res.judge(cfg, &e.facts)
 	if res.Failure() != "" {
 		// Late and dropped requests of a target that answered nothing say

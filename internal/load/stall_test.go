@@ -2,6 +2,7 @@ package load_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/stall"
 	"github.com/headroom-dev/headroom/internal/load"
 	httptarget "github.com/headroom-dev/headroom/internal/target/http"
+	"github.com/headroom-dev/headroom/internal/testbusy"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
@@ -77,6 +79,7 @@ func TestClosedLoopStallWatch(t *testing.T) {
 	cfg := load.Config{Model: "closed", Clients: 8, Timeout: 5 * time.Second,
 		Warmup: time.Second, Measure: 3 * period, Interval: time.Second, Seed: 1, Ops: gen.Config().Ops()}
 	measured := load.NewHistogram()
+	idle := testbusy.Start()
 	res, err := load.Run(context.Background(), cfg, tg, gen, func(tk load.Tick) error {
 		for _, o := range tk.Stats {
 			if o.Phase == load.Measure {
@@ -110,6 +113,8 @@ func TestClosedLoopStallWatch(t *testing.T) {
 	// not scheduled for tens of milliseconds; nothing completes then
 	// either, and the watch rightly reports those periods as short stalls.
 	// They are shown and bounded, and kept out of the designed 20%.
+	var findings []string
+	bad := func(format string, args ...any) { findings = append(findings, fmt.Sprintf(format, args...)) }
 	var other time.Duration
 	nFreezes := 0
 	for _, s := range got.Stalls {
@@ -120,32 +125,33 @@ func TestClosedLoopStallWatch(t *testing.T) {
 		}
 		nFreezes++
 		if s.Waiting != 8 {
-			t.Errorf("stall at %v (%v) had %d clients waiting, want all 8", s.Start.Sub(res.Start), s.Len(), s.Waiting)
+			bad("stall at %v (%v) had %d clients waiting, want all 8", s.Start.Sub(res.Start), s.Len(), s.Waiting)
 		}
 	}
 	span := float64(res.MeasureEnd - res.MeasureStart)
 	// The server's clock starts just before the run's, so its freezes at 4,
 	// 9 and 14 s fall whole inside the measured phase (1 s to 16 s).
 	if nFreezes != 3 {
-		t.Errorf("%d stalls of at least %v, want the 3 freezes", nFreezes, freeze/2)
+		bad("%d stalls of at least %v, want the 3 freezes", nFreezes, freeze/2)
 	}
 	if share := float64(got.Stalled-other) / span; share < 0.15 || share > 0.25 {
-		t.Errorf("stalled share %.1f%% (%.1f%% without short stalls), want about 20%% (15-25%%)", 100*got.Share, 100*share)
+		bad("stalled share %.1f%% (%.1f%% without short stalls), want about 20%% (15-25%%)", 100*got.Share, 100*share)
 	}
 	if float64(other)/span > 0.05 {
-		t.Errorf("short stalls cover %.1f%% of the measured time: too many for scheduling hiccups", 100*float64(other)/span)
+		bad("short stalls cover %.1f%% of the measured time: too many for scheduling hiccups", 100*float64(other)/span)
 	}
 	if got.Longest < 900*time.Millisecond || got.Longest > 1100*time.Millisecond {
-		t.Errorf("longest stall %v, want about 1 s", got.Longest)
+		bad("longest stall %v, want about 1 s", got.Longest)
 	}
 	const want = freeze - period/100 // 0.95 s, derived above
 	if d := got.Corrected.P99 - want; d < -want/10 || d > want/10 {
-		t.Errorf("corrected p99 %v, want %v within 10%%", got.Corrected.P99, want)
+		bad("corrected p99 %v, want %v within 10%%", got.Corrected.P99, want)
 	}
 	if got.Measured.P99 > 100*time.Millisecond {
-		t.Errorf("measured p99 %v: the closed loop should hide the freezes from it", got.Measured.P99)
+		bad("measured p99 %v: the closed loop should hide the freezes from it", got.Measured.P99)
 	}
 	if !got.Understates() {
-		t.Error("the run should be judged to understate its latency")
+		bad("the run should be judged to understate its latency")
 	}
+	idle.Judge(t, findings)
 }

@@ -69,7 +69,16 @@ type ClientFacts struct {
 	// (clientdelay.go). It is reported beside the percentiles, and the
 	// run's note warns when it is a material share of the judged one.
 	Delay ClientDelay
+	// MachineWait is the share of the measured phase during which some
+	// task of the machine waited for a processor (the kernel's CPU
+	// pressure, pressure.go); -1 when unknown. A client that sent requests
+	// late with little CPU of its own was held up by the machine.
+	MachineWait float64
 }
+
+// machineBusyShare is the CPU pressure above which a late client's note
+// says the machine, not the engine, held it up.
+const machineBusyShare = 0.1
 
 // verdictFacts gathers ClientFacts while a run goes: workers report their
 // own send delays, the interval loop the measured latency.
@@ -189,9 +198,9 @@ func Verdict(r Result, cfg Config) (bool, string) {
 	case material && targetsCPU:
 		return false, fmt.Sprintf("%.2f%% of requests were sent late, but the engine's own share of the process's CPU was small (%s): the delay is the in-process target's, not the load generator's; their latency includes it", 100*missed, cpuText)
 	case missed > scheduleSlack:
-		return true, fmt.Sprintf("the client could not keep the schedule: it sent %.2f%% of requests late by its own delay or dropped them, more than %.0f%% (%s)", 100*missed, 100*scheduleSlack, cpuText)
+		return true, fmt.Sprintf("the client could not keep the schedule: it sent %.2f%% of requests late by its own delay or dropped them, more than %.0f%% (%s)%s", 100*missed, 100*scheduleSlack, cpuText, machineText(r))
 	case beyond > tolerated:
-		return true, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself, more than the %s%% a p%s tolerates: the client's delay could set that percentile (%s)", 100*beyond, x, fmtNum(100-p), fmtNum(p), cpuText)
+		return true, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself, more than the %s%% a p%s tolerates: the client's delay could set that percentile (%s)%s", 100*beyond, x, fmtNum(100-p), fmtNum(p), cpuText, machineText(r))
 	case 2*m.LateWake >= m.Late+m.Dropped:
 		by := ""
 		if x > cfg.LateAfter {
@@ -200,6 +209,16 @@ func Verdict(r Result, cfg Config) (bool, string) {
 		return false, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself%s, within the %s%% a p%s tolerates (%s); the level is kept and their latency includes the delay", 100*wake, cfg.LateAfter, by, fmtNum(100-p), fmtNum(p), cpuText)
 	}
 	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it); %.2f%% were sent late by the client itself", 100*behind, cfg.MaxInFlight, 100*wake)
+}
+
+// machineText explains a late client whose own CPU use was not saturated
+// when the machine's processors were busy: other processes held it up.
+func machineText(r Result) string {
+	w := r.Client.MachineWait
+	if w < machineBusyShare || r.ClientCPU >= 100*cpuBusyShare*float64(r.Cores) {
+		return ""
+	}
+	return fmt.Sprintf("; the machine's processors were busy: for %.0f%% of the measured phase some process waited for one, so other work on this machine (the servers beside the client, or anything else) delayed the client's timers", 100*w)
 }
 
 // targetCPU bounds an in-process target's CPU use over the measured phase

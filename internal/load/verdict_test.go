@@ -67,6 +67,14 @@ func TestVerdict(t *testing.T) {
 		// was not kept.
 		{"schedule not kept", open, with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}),
 			true, "could not keep the schedule"},
+		// The same on a machine whose processors other work kept busy
+		// for 60% of the measured phase: the note says who held the
+		// client up.
+		{"schedule not kept on a busy machine", open, busyMachine(with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.6),
+			true, "busy: for 60% of the measured phase"},
+		// At 5% pressure the note does not blame the machine.
+		{"schedule not kept, machine idle", open, busyMachine(with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.05),
+			true, "(client CPU 40% of 2 cores)"},
 		// 300 late (all the client's) and 300 dropped of 10,000 offered:
 		// the drops count as the client's, 6% > 5%.
 		{"client drops", open, with(facts(40, p99of20ms, hist(t, 1500, 300)), Totals{Completed: 9700, Late: 300, LateWake: 300, Dropped: 300}),
@@ -104,10 +112,19 @@ func TestVerdict(t *testing.T) {
 	}
 	for _, c := range cases {
 		limited, note := Verdict(c.r, c.cfg)
+		if c.name == "schedule not kept, machine idle" && strings.Contains(note, "busy") {
+			t.Errorf("%s: the note blames a machine at 5%% CPU pressure: %q", c.name, note)
+		}
 		if limited != c.limited || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
 			t.Errorf("%s: limited=%v note=%q; want limited=%v and a note with %q", c.name, limited, note, c.limited, c.note)
 		}
 	}
+}
+
+// busyMachine sets the machine's CPU pressure over the measured phase.
+func busyMachine(r Result, share float64) Result {
+	r.Client.MachineWait = share
+	return r
 }
 
 // targetCPU takes the lower of its two bounds.
@@ -124,11 +141,15 @@ func TestTargetCPU(t *testing.T) {
 }
 
 // The engine's cost per request, measured at saturation, is well under a
-// millisecond (about 0.4 µs on the development machine).
+// millisecond: 0.4-0.7 µs on the development machine, 12-21 µs under the
+// race detector (make unit runs this package with -race).
 func TestEngineCalibration(t *testing.T) {
-	per := engineCPUPerRequest()
-	if !(per > 0 && per < 20e-6) {
-		t.Fatalf("engine CPU per request %.2f µs, want between 0 and 20 µs", per*1e6)
+	per, bound := engineCPUPerRequest(), 20e-6
+	if raceDetector {
+		bound = 200e-6
+	}
+	if !(per > 0 && per < bound) {
+		t.Fatalf("engine CPU per request %.2f µs, want between 0 and %.0f µs", per*1e6, bound*1e6)
 	}
 	t.Logf("engine CPU per request: %.2f µs", per*1e6)
 	if again := engineCPUPerRequest(); again != per {

@@ -35,6 +35,9 @@ type VolumeLimit struct {
 	IOPS         float64 `json:"iops"`  // 0 = unthrottled
 	MiBps        float64 `json:"mibps"` // 0 = uncapped
 	MonthlyPrice float64 `json:"monthly_price"`
+	// Stalled: the volume served no I/O (a stall_disk fault) whatever its
+	// limits say.
+	Stalled bool `json:"stalled,omitempty"`
 }
 
 // Volume returns the named volume ("" = the first), if the host has it.

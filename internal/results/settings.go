@@ -9,6 +9,8 @@ type Analysis struct {
 	Variability Variability `json:"variability" yaml:"variability"`
 	ESL         ESL         `json:"esl" yaml:"esl"`
 	Bottleneck  Bottleneck  `json:"bottleneck" yaml:"bottleneck"`
+	Plan        Plan        `json:"plan" yaml:"plan"`         // plan.go
+	Failures    Failures    `json:"failures" yaml:"failures"` // failures.go
 }
 
 // Variability is analysis.variability (seed 001's verdicts).

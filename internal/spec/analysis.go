@@ -8,6 +8,8 @@ type Analysis struct {
 	Variability VariabilityAnalysis `yaml:"variability"`
 	ESL         ESLAnalysis         `yaml:"esl"`
 	Bottleneck  BottleneckAnalysis  `yaml:"bottleneck"`
+	Plan        PlanAnalysis        `yaml:"plan"`     // analysis_plan.go
+	Failures    FailuresAnalysis    `yaml:"failures"` // writecheck.go
 }
 
 // analysis checks the analysis section.
@@ -15,4 +17,6 @@ func (c *checker) analysis(s *Spec) {
 	c.variabilityAnalysis(s, &s.Analysis.Variability)
 	c.eslAnalysis(s, &s.Analysis.ESL)
 	c.bottleneckAnalysis(s, &s.Analysis.Bottleneck)
+	c.planAnalysis(s, &s.Analysis.Plan)
+	c.failuresAnalysis(s, &s.Analysis.Failures)
 }

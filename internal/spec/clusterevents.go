@@ -16,10 +16,12 @@ const (
 	eventRemoveNode = "remove_node"
 )
 
-var nodeNamePattern = regexp.MustCompile(`^node[1-9][0-9]*$`)
+// nodeNamePattern: a cluster's nodes are node1, node2, ...; the apptier
+// target's application servers on this machine local1, local2, ...
+var nodeNamePattern = regexp.MustCompile(`^(node|local)[1-9][0-9]*$`)
 
 func isClusterEvent(action string) bool {
-	return action == eventAddNode || action == eventRemoveNode
+	return action == eventAddNode || action == eventRemoveNode || action == eventPromote
 }
 
 // clusterEvents checks the cluster events of s. It reports whether every
@@ -33,9 +35,13 @@ func (c *checker) clusterEvents(s *Spec) (allCluster bool) {
 			allCluster = false
 			continue
 		}
-		if m == nil || m.Cluster == nil {
+		f, _ := registry.Lookup(s.Target.Type)
+		if (m == nil || m.Cluster == nil) && !(f.ScalesNodes && e.Action != eventPromote) {
 			c.fail(p+".action", "%s changes a managed cluster, but the target runs no cluster; add target.managed.cluster (cassandra, postgres or redis) or remove the event", e.Action)
 			continue
+		}
+		if e.Action == eventPromote {
+			c.promoteEvent(p, s, e.Host) // failover.go
 		}
 		if s.Lab != nil {
 			continue // lab.CheckEvents checks the hosts
@@ -50,7 +56,7 @@ func (c *checker) clusterEvents(s *Spec) (allCluster bool) {
 			}
 		case eventRemoveNode:
 			if !nodeNamePattern.MatchString(e.Host) {
-				c.fail(p+".host", "without a lab, remove_node names a node of the cluster (node1, node2, ... in start order), not %q", e.Host)
+				c.fail(p+".host", "without a lab, remove_node names a node of the cluster (node1, node2, ... in start order; an apptier target's servers are local1, local2, ...), not %q", e.Host)
 			}
 		}
 	}

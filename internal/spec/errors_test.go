@@ -187,7 +187,7 @@ func TestParseErrors(t *testing.T) {
 
 		// Target.
 		{"target type typo", "name: t\ntarget: {type: fak}\nworkload: {ycsb: a}\nload: {model: open, rates: [100]}\n",
-			[]string{`t.yaml:2: target.type: unknown target type "fak"; did you mean "fake" (known types: fake, noop, null)?`}},
+			[]string{`t.yaml:2: target.type: unknown target type "fak"; did you mean "fake" (known types: fake, noop, null, tiered)?`}},
 		{"target type unknown", "name: t\ntarget:\n  type: mysql\nworkload: {ycsb: a}\nload: {model: open, rates: [100]}\n",
 			[]string{`t.yaml:3: target.type: unknown target type "mysql"; use one of: fake, noop`}},
 		{"target type missing", "name: t\ntarget:\n  path: x\nworkload: {ycsb: a}\nload: {model: open, rates: [100]}\n",

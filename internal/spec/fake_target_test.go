@@ -36,4 +36,6 @@ func init() {
 	})
 	// noop has no options at all.
 	registry.Register(registry.Factory{Name: "noop", Summary: "test target without options"})
+	// tiered scales its own nodes, as the apptier target does.
+	registry.Register(registry.Factory{Name: "tiered", Summary: "test target whose tier scales", ScalesNodes: true})
 }

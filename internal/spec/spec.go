@@ -30,9 +30,17 @@ type Spec struct {
 	// Lab is the emulated IaaS region the campaign runs in (hosts as
 	// network namespaces with cgroup limits); nil = this machine.
 	Lab *lab.Definition `yaml:"lab"`
+	// Infra lists hosts reached over ssh instead (infra_ssh.go); it
+	// excludes Lab.
+	Infra *Infra `yaml:"infra"`
+	// Kubernetes is where --agents k8s:N launches agents (k8s.go).
+	Kubernetes *Kubernetes `yaml:"kubernetes"`
 	// Events are faults and changes applied to lab hosts at offsets into
 	// every run's measured phase, undone when the run ends.
 	Events []lab.Event `yaml:"events"`
+	// Controller scales a tier of lab hosts while the load runs
+	// (controller.go); nil = the configuration stays as defined.
+	Controller *Controller `yaml:"controller"`
 	// Treatments are variants of this campaign run one after another
 	// (treatments.go); empty = the campaign is one treatment.
 	Treatments []Treatment `yaml:"-"`
@@ -90,6 +98,9 @@ type Workload struct {
 	// says how the tables are created and filled.
 	Statements []StatementSpec `yaml:"statements"`
 	Dataset    *DatasetSpec    `yaml:"dataset"`
+
+	// Consistency adds the consistency workload (consistency.go).
+	Consistency *Consistency `yaml:"consistency"`
 }
 
 // StatementSpec is one weighted, parameterized SQL statement.
@@ -146,6 +157,7 @@ type Load struct {
 	DropAfter   Duration `yaml:"drop_after"`    // open: a request that cannot start within this of its intended time is dropped (not sent); default 100ms; must be > late_after
 	Timeout     Duration `yaml:"timeout"`       // per request; default 10s
 	DeadAfter   Duration `yaml:"dead_after"`    // a run fails when every request fails with connection errors for this long; default 5s; 0 = never
+	Agents      *Agents  `yaml:"agents"`        // load agents on several hosts (agents.go); nil = this process
 }
 
 // Levels is a list of load levels, written either as a YAML sequence

@@ -49,7 +49,17 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 		c.slo(s.SLO)
 	}
 	c.monitor(&s.Monitor)
-	c.lab(s)
+	if s.Infra != nil {
+		c.infra(s)
+	} else {
+		c.lab(s)
+	}
+	if s.Kubernetes != nil {
+		c.kubernetes(s.Kubernetes) // k8s.go
+	}
+	if s.Controller != nil {
+		c.controller(s) // controller.go
+	}
 	c.analysis(s)
 	return c.errs
 }

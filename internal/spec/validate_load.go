@@ -44,6 +44,9 @@ func (c *checker) load(s *Spec) {
 		c.oneOf("load.model", l.Model, "open", "closed")
 	}
 	c.checkSweep(s) // sweep.go
+	if l.Agents != nil {
+		c.agents(s) // agents.go
+	}
 	c.notNegative("load.dead_after", l.DeadAfter)
 	if l.Timeout.Duration < time.Millisecond {
 		c.fail("load.timeout", "must be at least 1ms, got %v", l.Timeout.Duration)

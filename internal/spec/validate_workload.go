@@ -10,10 +10,11 @@ import (
 // workload checks the workload section.
 func (c *checker) workload(w *Workload) {
 	c.statements(w)
+	c.consistency(w)
 	if len(w.Statements) > 0 {
 		return
 	}
-	if w.YCSB == "" && len(w.Operations) == 0 {
+	if w.YCSB == "" && len(w.Operations) == 0 && !w.ConsistencyOnly() {
 		c.fail("workload", "needs a YCSB preset, an operation mix or SQL statements; add ycsb: a (a to f), operations: {read: 0.95, update: 0.05} or statements: [...]")
 	}
 	if w.YCSB != "" && !slices.Contains(workload.PresetNames(), w.YCSB) {

@@ -41,7 +41,7 @@ func Create(path string, c Campaign) (*Store, error) {
 		return nil, fmt.Errorf("cannot create results database %s: %w", path, err)
 	}
 	f.Close()
-	s, err := openDB(path, true)
+	s, err := openDB(path, "rw", true)
 	if err == nil {
 		err = s.init(c)
 	}
@@ -80,7 +80,11 @@ func (s *Store) init(c Campaign) error {
 // Open opens an existing results database for reading and appending. It
 // refuses files that are not Headroom results databases and files written
 // with a newer schema than this build understands.
-func Open(path string) (*Store, error) {
+func Open(path string) (*Store, error) { return open(path, "rw") }
+
+// open opens an existing results database in SQLite access mode "rw" or
+// "ro" (OpenReadOnly).
+func open(path, mode string) (*Store, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -90,7 +94,7 @@ func Open(path string) (*Store, error) {
 	case fi.IsDir():
 		return nil, fmt.Errorf("%s is a directory, not a Headroom results database", path)
 	}
-	s, err := openDB(path, false)
+	s, err := openDB(path, mode, false)
 	if err != nil {
 		return nil, err
 	}
@@ -143,20 +147,21 @@ func (s *Store) checkFormat() error {
 	return nil
 }
 
-// openDB opens path as an existing SQLite file (mode=rw never creates one).
+// openDB opens path as an existing SQLite file in access mode "rw" or "ro"
+// (neither creates one).
 // Pragmas are in the DSN so that any connection database/sql opens gets
 // them: WAL lets readers in other processes read while a run writes;
 // synchronous=NORMAL keeps every commit across a process crash (only an OS
 // crash or power loss can lose the last commits) at a fraction of FULL's
 // fsync cost; foreign keys catch intervals written for a run that does not
 // exist.
-func openDB(path string, create bool) (*Store, error) {
+func openDB(path, mode string, create bool) (*Store, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("cannot open results database %s: %w", path, err)
 	}
 	q := url.Values{}
-	q.Set("mode", "rw")
+	q.Set("mode", mode)
 	if create {
 		q.Add("_pragma", "journal_mode(WAL)")
 	}

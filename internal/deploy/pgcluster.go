@@ -117,6 +117,7 @@ type PostgresCluster struct {
 	nodes  []Node // in start order; nodes[0] is the primary
 	seq    int    // nodes started so far: new names continue the count
 	onStop func(ctx context.Context, n Node)
+	lost   []Node // left out by a failover until rebuilt (pgcluster_promote.go)
 }
 
 // StartPostgresCluster starts m.Cluster's nodes in dir: the primary, then
@@ -307,8 +308,8 @@ func (pc *PostgresCluster) OnStop(f func(ctx context.Context, n Node)) {
 // send them its last WAL.
 func (pc *PostgresCluster) Remove(ctx context.Context) error {
 	pc.mu.Lock()
-	nodes := pc.nodes
-	pc.nodes = nil
+	nodes := append(pc.nodes, pc.lost...)
+	pc.nodes, pc.lost = nil, nil
 	pc.mu.Unlock()
 	if len(nodes) == 0 {
 		return nil

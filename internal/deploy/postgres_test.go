@@ -81,6 +81,11 @@ func TestPostgresStartSettingsRestartRemove(t *testing.T) {
 	if strings.Contains(string(logText), inst.Password) {
 		t.Fatal("the password appears in server.log")
 	}
+	// The data is deleted, so Remove skips the shutdown checkpoint, which
+	// on a throttled volume can take minutes.
+	if !strings.Contains(string(logText), "received immediate shutdown request") {
+		t.Fatalf("Remove did not use the immediate shutdown; the log ends with %q", tailFile(inst.LogPath(), 5))
+	}
 }
 
 func TestPostgresStopIsFastWithIdleClients(t *testing.T) {

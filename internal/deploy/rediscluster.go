@@ -102,7 +102,8 @@ type RedisCluster struct {
 	password string
 
 	mu     sync.Mutex
-	nodes  []*redisNode // in start order
+	nodes  []*redisNode // in start order; after a failover the new primary first
+	lost   []*redisNode // old primaries left out by failovers (Promote)
 	seq    int          // nodes started so far: new names continue the count
 	onStop func(ctx context.Context, n Node)
 }
@@ -369,7 +370,8 @@ func (rc *RedisCluster) Addrs() []string {
 	return out
 }
 
-// Primary is node1 in replicas mode, the node every write goes to.
+// Primary is node1 in replicas mode (after a failover the promoted
+// replica), the node every write goes to.
 func (rc *RedisCluster) Primary() *Instance {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
@@ -395,8 +397,8 @@ func (rc *RedisCluster) PIDs() []int {
 // Remove stops every node and removes its data (the logs stay).
 func (rc *RedisCluster) Remove(ctx context.Context) error {
 	rc.mu.Lock()
-	nodes := rc.nodes
-	rc.nodes = nil
+	nodes := append(rc.nodes, rc.lost...)
+	rc.nodes, rc.lost = nil, nil
 	rc.mu.Unlock()
 	errs := make([]error, len(nodes))
 	var wg sync.WaitGroup
@@ -491,8 +493,8 @@ func (rc *RedisCluster) AddNode(ctx context.Context, place *Placement) (NodeChan
 const drainGrace = time.Second
 
 // RemoveNode takes the node named name (or on the lab host name) out and
-// stops it. In replicas mode only a replica can go (node1 takes every
-// write, and Headroom does not fail over). In cluster mode a primary's
+// stops it. In replicas mode only a replica can go (the primary takes
+// every write; a promote event fails over first). In cluster mode a primary's
 // slots move to the other primaries first (a primary with replicas cannot
 // go, nor the last one); then every other node forgets it.
 func (rc *RedisCluster) RemoveNode(ctx context.Context, name string) (NodeChange, error) {
@@ -509,7 +511,7 @@ func (rc *RedisCluster) RemoveNode(ctx context.Context, name string) (NodeChange
 	detail := ""
 	if rc.mode == RedisModeReplicas {
 		if nd.Role == "primary" {
-			return fail(fmt.Errorf("remove_node: %s is the primary, which takes every write, and Headroom does not fail over; remove a replica", nd.Name))
+			return fail(fmt.Errorf("remove_node: %s is the primary, which takes every write; remove a replica, or promote one first", nd.Name))
 		}
 		detail = fmt.Sprintf("replica %s stopped", nd.Name)
 	} else {

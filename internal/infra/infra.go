@@ -85,13 +85,16 @@ type Facts struct {
 	Provider string `json:"provider"` // "local", "lab"
 	// Group is the provider's set of hosts the host belongs to (the lab's
 	// name); "" for this machine.
-	Group       string   `json:"group,omitempty"`
-	Name        string   `json:"name"`
-	Address     string   `json:"address"`
-	Type        string   `json:"type,omitempty"` // instance type; "" for this machine
-	VCPUs       float64  `json:"vcpus"`          // CPUs it may use
-	MemoryBytes int64    `json:"memory_bytes"`   // 0 = unknown
-	NetworkMbit float64  `json:"network_mbit"`   // 0 = not limited
+	Group   string `json:"group,omitempty"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	Type    string `json:"type,omitempty"` // instance type; "" for this machine
+	// Region is the host's region label (infra.hosts[].region); results
+	// group the load agents on the host by it.
+	Region      string   `json:"region,omitempty"`
+	VCPUs       float64  `json:"vcpus"`        // CPUs it may use
+	MemoryBytes int64    `json:"memory_bytes"` // 0 = unknown
+	NetworkMbit float64  `json:"network_mbit"` // 0 = not limited
 	Volumes     []Volume `json:"volumes,omitempty"`
 	// PricePerHour is the instance's price; each volume has its own
 	// monthly price (Host.PricePerHour adds them up).
@@ -111,6 +114,7 @@ type Volume struct {
 	IOPS         float64 `json:"iops"`  // 0 = not limited
 	MiBps        float64 `json:"mibps"` // 0 = not limited
 	MonthlyPrice float64 `json:"monthly_price"`
+	Stalled      bool    `json:"stalled,omitempty"` // serves no I/O (a stall_disk fault)
 }
 
 // Hosts are a provider's hosts in their defined order.
@@ -186,4 +190,37 @@ type Scaler interface {
 // description (hosts, limits, prices).
 type Describer interface {
 	Describe() (kind string, detail any)
+}
+
+// Shipper is a host that does not share this machine's files (an ssh
+// host): a program of this machine runs there only once copied there.
+// Lab hosts and this machine see the same files and are not Shippers.
+type Shipper interface {
+	// HasExecutable reports whether path is an executable file on the
+	// host.
+	HasExecutable(path string) (bool, error)
+	// Ship copies the local executable file to the host, unless an
+	// identical copy is there already, and returns its path there; note
+	// hears what is copied where and how far it got (nil = quiet). The
+	// file is taken to be built for this program's OS and architecture:
+	// a host of another fails with an *ArchError before anything is
+	// copied.
+	Ship(local string, note func(string)) (string, error)
+}
+
+// ArchError says that a program of this machine cannot run on a host of
+// another OS or architecture.
+type ArchError struct {
+	Host   string
+	Uname  string // the host's `uname -s -m`
+	Remote string // the host's GOOS/GOARCH ("" = none Go knows)
+	Local  string // this program's GOOS/GOARCH
+}
+
+func (e *ArchError) Error() string {
+	remote := e.Remote
+	if remote == "" {
+		remote = "unknown to Go"
+	}
+	return fmt.Sprintf("host %s runs %s (%s) and this program is built for %s", e.Host, e.Uname, remote, e.Local)
 }

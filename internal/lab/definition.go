@@ -30,6 +30,9 @@ type Definition struct {
 	// the first run, as restoring a cloud volume from a snapshot would
 	// (unthrottle.go; docs/lab.md says how this departs from a provider).
 	PopulateUnthrottled bool `yaml:"populate_unthrottled"`
+	// Regions shape the links between hosts of different regions
+	// (regions.go); hosts name theirs with region:.
+	Regions []RegionSpec `yaml:"regions"`
 }
 
 // HostSpec is one lab host, or Count hosts named Name1..NameCount.
@@ -37,6 +40,9 @@ type HostSpec struct {
 	Name  string `yaml:"name"`
 	Count int    `yaml:"count"` // default 1: one host called Name
 	Type  string `yaml:"type"`  // instance type from the catalog
+	// Region labels the host (results and reports group hosts by it);
+	// lab.regions can shape its links to other regions.
+	Region string `yaml:"region"`
 	// Overrides of the instance type's limits (0 = the type's value).
 	VCPUs       float64      `yaml:"vcpus"`
 	MemoryMiB   int64        `yaml:"memory_mib"`
@@ -62,6 +68,10 @@ type HostConfig struct {
 	NetworkMbit  float64        `json:"network_mbit"` // 0 = unlimited
 	PricePerHour float64        `json:"price_per_hour"`
 	Volumes      []VolumeConfig `json:"volumes"`
+	Region       string         `json:"region,omitempty"`
+	// RegionLinkMbit caps the host's traffic to hosts of other regions
+	// (regions.go); 0 = no cap.
+	RegionLinkMbit float64 `json:"region_link_mbit,omitempty"`
 }
 
 // VolumeConfig is a volume with its limits resolved.
@@ -104,8 +114,8 @@ func (d *Definition) resolve(cat *Catalog) ([]HostConfig, error) {
 		if !validHostName(h.Name) {
 			return nil, fmt.Errorf("%s.name: %q must start with a letter and have at most 16 letters, digits or '-'", p, h.Name)
 		}
-		if h.Count < 0 || h.Count > 32 {
-			return nil, fmt.Errorf("%s.count: must be from 1 to 32, got %d", p, h.Count)
+		if h.Count < 0 || h.Count > MaxHostCount {
+			return nil, fmt.Errorf("%s.count: must be from 1 to %d, got %d", p, MaxHostCount, h.Count)
 		}
 		it, ok := cat.Instance(h.Type)
 		if !ok {
@@ -152,6 +162,7 @@ func (d *Definition) resolve(cat *Catalog) ([]HostConfig, error) {
 			seen[name] = p
 			c := hc
 			c.Name = name
+			c.Region = h.Region
 			c.Volumes = append([]VolumeConfig(nil), hc.Volumes...)
 			out = append(out, c)
 		}
@@ -159,10 +170,13 @@ func (d *Definition) resolve(cat *Catalog) ([]HostConfig, error) {
 	if len(out) > maxHosts {
 		return nil, fmt.Errorf("lab.hosts: %d hosts is more than the %d a lab may have", len(out), maxHosts)
 	}
-	return out, nil
+	return out, d.resolveRegions(out)
 }
 
 const maxHosts = 64
+
+// MaxHostCount bounds lab.hosts[].count.
+const MaxHostCount = 32
 
 func resolveVolume(p string, v VolumeSpec, it InstanceType, cat *Catalog) (VolumeConfig, error) {
 	if !validHostName(v.Name) {
@@ -253,11 +267,16 @@ const (
 	ActSetCPU    = "set_cpu"   // change a host's vCPUs
 	ActSetVolume = "set_volume"
 	ActSetLink   = "set_link" // change a host's link bandwidth
+	// A disk stall: the host's volume serves nothing (a stuck EBS volume)
+	// until resume_disk, while its server keeps running.
+	ActStallDisk  = "stall_disk"
+	ActResumeDisk = "resume_disk"
 	// Cluster events: the campaign carries them out (Apply refuses them
 	// with ErrClusterEvent), bringing a host up with AddHost or releasing
 	// it with RemoveHost around the target's own change.
 	ActAddNode    = "add_node"    // a new host (host, type, iops) joins the cluster
 	ActRemoveNode = "remove_node" // a host's node leaves the cluster and the host is released
+	ActPromote    = "promote"     // the replica on host becomes the primary (a failover)
 )
 
 // ClientHost names the machine's own side of the lab (where Headroom's
@@ -281,7 +300,7 @@ type Event struct {
 
 // Actions lists the event actions, for error messages.
 func Actions() []string {
-	return []string{ActKill, ActStart, ActStop, ActContinue, ActLinkDown, ActLinkUp, ActPartition, ActHeal, ActSetCPU, ActSetVolume, ActSetLink, ActAddNode, ActRemoveNode}
+	return []string{ActKill, ActStart, ActStop, ActContinue, ActLinkDown, ActLinkUp, ActPartition, ActHeal, ActSetCPU, ActSetVolume, ActSetLink, ActStallDisk, ActResumeDisk, ActAddNode, ActRemoveNode, ActPromote}
 }
 
 // CheckEvents validates events against the resolved hosts; measure is the
@@ -437,6 +456,10 @@ func checkEventValues(e Event, h HostConfig) error {
 		}
 		if e.IOPS < 0 || e.MiBps < 0 || (e.IOPS == 0 && e.MiBps == 0) {
 			return fmt.Errorf("iops: set_volume needs a new iops or mibps (or both), positive")
+		}
+	case ActStallDisk, ActResumeDisk:
+		if len(h.Volumes) == 0 {
+			return fmt.Errorf("host: %s has no volume to stall; give it one in lab.hosts[].volumes (the stall holds the volume's I/O)", h.Name)
 		}
 	case ActSetLink:
 		if !(e.NetworkMbit > 0) {

@@ -113,6 +113,8 @@ func TestCheckEvents(t *testing.T) {
 		{At: 2 * time.Second, Action: ActPartition, Groups: [][]string{{"client", "app"}, {"db1"}}},
 		{At: 3 * time.Second, Action: ActSetVolume, Host: "db1", IOPS: 1800},
 		{At: 3 * time.Second, Action: ActSetLink, Host: "app", NetworkMbit: 5},
+		{At: 4 * time.Second, Action: ActStallDisk, Host: "db1"},
+		{At: 5 * time.Second, Action: ActResumeDisk, Host: "db1"},
 	}
 	if err := CheckEvents(ok, hosts, 10*time.Second); err != nil {
 		t.Fatal(err)
@@ -128,6 +130,8 @@ func TestCheckEvents(t *testing.T) {
 		{Event{Action: ActPartition, Groups: [][]string{{"db1"}, {"db1"}}}, `"db1" is in both groups`},
 		{Event{Action: ActSetVolume, Host: "app", IOPS: 5}, "events[0].host: app has no volume"},
 		{Event{Action: ActSetCPU, Host: "app"}, "events[0].vcpus: set_cpu needs"},
+		{Event{Action: ActStallDisk, Host: "app"}, "events[0].host: app has no volume to stall; give it one in lab.hosts[].volumes"},
+		{Event{Action: ActStallDisk, Host: "db1", IOPS: 0.5}, "does not take"},
 		{Event{Action: ActStop, Host: "app", IOPS: 3}, "does not take"},
 	}
 	for _, b := range bad {

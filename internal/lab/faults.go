@@ -32,7 +32,7 @@ func (l *Lab) Apply(e Event) (string, error) {
 		return fmt.Sprintf("continued %d processes on %s", n, e.Host), err
 	case ActStart:
 		return "start the service on " + e.Host, ErrStartService
-	case ActAddNode, ActRemoveNode:
+	case ActAddNode, ActRemoveNode, ActPromote:
 		return e.Action + " " + e.Host, fmt.Errorf("%s %s: %w", e.Action, e.Host, ErrClusterEvent)
 	case ActLinkDown:
 		return "link of " + e.Host + " down", l.SetLinkUp(e.Host, false)
@@ -48,6 +48,10 @@ func (l *Lab) Apply(e Event) (string, error) {
 		return fmt.Sprintf("%s volume: iops %g, MiB/s %g", e.Host, e.IOPS, e.MiBps), l.SetVolume(e.Host, e.IOPS, e.MiBps)
 	case ActSetLink:
 		return fmt.Sprintf("%s link: %g Mbit/s", e.Host, e.NetworkMbit), l.SetLink(e.Host, e.NetworkMbit)
+	case ActStallDisk:
+		return "volume of " + e.Host + " stalled", l.SetDiskStalled(e.Host, true)
+	case ActResumeDisk:
+		return "volume of " + e.Host + " resumed", l.SetDiskStalled(e.Host, false)
 	}
 	return "", fmt.Errorf("unknown lab event action %q", e.Action)
 }
@@ -134,6 +138,27 @@ func (l *Lab) catalog() *Catalog {
 		return l.state.Catalog
 	}
 	return DefaultCatalog()
+}
+
+// SetDiskStalled stalls host's volume (no read or write gets through
+// until it is resumed; requests already queued wait) or resumes it under
+// the budget in force. The kernel's throttle has no "stop": 0 means no
+// limit, so a stall is the smallest limits it takes, one operation and
+// one byte per second in each direction, under which a single page takes
+// over an hour.
+func (l *Lab) SetDiskStalled(host string, stalled bool) error {
+	return l.update(host, func(h *HostState) error {
+		if len(h.Volumes) == 0 || h.Device == "" {
+			return fmt.Errorf("lab host %s has no volume to stall", host)
+		}
+		prev := h.Now
+		h.Now.DiskStalled = stalled
+		if err := l.setStall(h); err != nil {
+			h.Now = prev
+			return err
+		}
+		return nil
+	})
 }
 
 // SetLink changes host's link bandwidth (both directions).
@@ -238,6 +263,9 @@ func (l *Lab) ResetFaults() error {
 		}
 		if h.Now.LinkDown {
 			errs = append(errs, l.SetLinkUp(h.Name, true))
+		}
+		if h.Now.DiskStalled {
+			errs = append(errs, l.SetDiskStalled(h.Name, false))
 		}
 		if h.Now.VCPUs != def.VCPUs {
 			errs = append(errs, l.SetCPU(h.Name, def.VCPUs))

@@ -110,9 +110,12 @@ type volumeBudget struct {
 	// gain closes that gap by feedback: it shrinks while the volume uses
 	// more than its budget and grows back while it uses less and wants
 	// more.
-	gain   float64
-	last   ioCounters
-	lastAt time.Time
+	gain float64
+	// stalled: the volume is stalled (stall_disk); the governor leaves
+	// its limits alone until it is resumed.
+	stalled bool
+	last    ioCounters
+	lastAt  time.Time
 }
 
 // ioCounters are a cgroup's cumulative operations and bytes on one device.
@@ -263,7 +266,12 @@ func (l *Lab) setBudget(h *HostState) error {
 		// The first reading now, so that the first tick already splits.
 		b.last, b.lastAt = l.cg.ioCounters(h.Cgroup, h.Device), time.Now()
 	}
-	if err := l.cg.setIO(h.Cgroup, b.limits(h.Device)); err != nil {
+	lim := b.limits(h.Device)
+	if h.Now.DiskStalled {
+		// A new budget (set_volume) during a stall takes effect on resume.
+		b.stalled, lim = true, stallLimits(h.Device)
+	}
+	if err := l.cg.setIO(h.Cgroup, lim); err != nil {
 		return err
 	}
 	if l.gov.budgets == nil {
@@ -271,6 +279,34 @@ func (l *Lab) setBudget(h *HostState) error {
 	}
 	l.gov.budgets[h.Name] = b
 	return nil
+}
+
+// stallLimits are the kernel's smallest limits on dev: one operation and
+// one byte per second each way (0 would lift the limit).
+func stallLimits(dev string) dirLimits {
+	return dirLimits{Dev: dev, IOPS: [2]uint64{1, 1}, BPS: [2]uint64{1, 1}}
+}
+
+// setStall writes host's volume limits for its stall state: the stall's,
+// or on resume the budget's split (none for an unthrottled volume). On
+// resume the governor's reading restarts, so that the stalled seconds do
+// not count as a demand of nothing.
+func (l *Lab) setStall(h *HostState) error {
+	l.gov.mu.Lock()
+	defer l.gov.mu.Unlock()
+	b := l.gov.budgets[h.Name]
+	if h.Now.DiskStalled {
+		if b != nil {
+			b.stalled = true
+		}
+		return l.cg.setIO(h.Cgroup, stallLimits(h.Device))
+	}
+	if b == nil {
+		return l.cg.setIO(h.Cgroup, dirLimits{Dev: h.Device})
+	}
+	b.stalled = false
+	b.last, b.lastAt = l.cg.ioCounters(h.Cgroup, h.Device), time.Now()
+	return l.cg.setIO(h.Cgroup, b.limits(h.Device))
 }
 
 // rescale keeps a split's proportions under a new budget; an even split
@@ -363,13 +399,13 @@ func (l *Lab) governOnce(now time.Time) bool {
 			continue
 		}
 		alive = true
+		// The limits are written under the lock, so that a stall applied
+		// meanwhile is not overwritten by the split.
 		l.gov.mu.Lock()
-		changed := b.observe(c, now)
-		lim := b.limits(h.Device)
-		l.gov.mu.Unlock()
-		if changed {
-			_ = l.cg.setIO(h.Cgroup, lim)
+		if !b.stalled && b.observe(c, now) {
+			_ = l.cg.setIO(h.Cgroup, b.limits(h.Device))
 		}
+		l.gov.mu.Unlock()
 	}
 	return alive
 }

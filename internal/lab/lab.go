@@ -76,6 +76,7 @@ type Limits struct {
 	MiBps       float64 `json:"mibps"`
 	Stopped     bool    `json:"stopped,omitempty"`
 	LinkDown    bool    `json:"link_down,omitempty"`
+	DiskStalled bool    `json:"disk_stalled,omitempty"` // its volume serves no I/O (stall_disk)
 }
 
 func definedLimits(h HostConfig) Limits {
@@ -308,6 +309,9 @@ func (l *Lab) createHost(h *HostState, bits int) error {
 
 // setLinkRate shapes both directions of the host's link.
 func (l *Lab) setLinkRate(h *HostState, mbit float64) error {
+	if h.RegionLinkMbit > 0 {
+		return l.shapeRegions(h, mbit) // regions.go
+	}
 	if err := shape("", h.Veth, mbit); err != nil { // towards the host
 		return err
 	}

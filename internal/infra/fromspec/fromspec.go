@@ -15,12 +15,19 @@ import (
 
 // Provider returns the provider of s's hosts. Nothing is brought up yet.
 func Provider(s *spec.Spec) (infra.Provider, error) {
-	if s.Lab == nil {
-		return local.New(local.Options{}), nil
-	}
 	specDir := ""
 	if s.File != "" {
 		specDir = filepath.Dir(s.File)
+	}
+	if s.Infra != nil {
+		p, err := sshProvider(s, specDir)
+		if err != nil {
+			return nil, fmt.Errorf("infra: %w", err)
+		}
+		return p, nil
+	}
+	if s.Lab == nil {
+		return local.New(local.Options{}), nil
 	}
 	p, err := labinfra.FromDefinition(s.Lab, s.Name, specDir)
 	if err != nil {

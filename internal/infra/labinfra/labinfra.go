@@ -304,14 +304,14 @@ func (h *Host) Monitor() (infra.Monitor, error) {
 // force now.
 func (h *Host) Facts() infra.Facts {
 	s := h.state()
-	f := infra.Facts{Provider: Name, Group: h.lab.Name(), Name: s.Name, Address: s.Addr, Type: s.Type, VCPUs: s.Now.VCPUs,
+	f := infra.Facts{Provider: Name, Group: h.lab.Name(), Name: s.Name, Address: s.Addr, Type: s.Type, Region: s.Region, VCPUs: s.Now.VCPUs,
 		MemoryBytes: s.MemoryBytes, NetworkMbit: s.Now.NetworkMbit, PricePerHour: s.PricePerHour,
 		Stopped: s.Now.Stopped, LinkDown: s.Now.LinkDown}
 	for i, v := range s.Volumes {
 		fv := infra.Volume{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice}
 		if i == 0 {
 			// The lab keeps the first volume's limits in force in Now.
-			fv.IOPS, fv.MiBps = s.Now.IOPS, s.Now.MiBps
+			fv.IOPS, fv.MiBps, fv.Stalled = s.Now.IOPS, s.Now.MiBps, s.Now.DiskStalled
 		}
 		f.Volumes = append(f.Volumes, fv)
 	}

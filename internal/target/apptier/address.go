@@ -4,8 +4,9 @@ package apptier
 // application server, which the load reaches first (on a lab host, the
 // host's address).
 func (t *Target) Address() string {
-	if len(t.apps) == 0 {
+	apps := t.serving()
+	if len(apps) == 0 {
 		return ""
 	}
-	return t.apps[0].addr
+	return apps[0].addr
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,10 +37,12 @@ import (
 
 func init() {
 	registry.Register(registry.Factory{
-		Name:       "apptier",
-		Summary:    "Headroom's HTTP application servers (on lab hosts) in front of a private PostgreSQL or MariaDB server: an n-tier system",
-		NewOptions: func() any { return defaultOptions() },
-		Validate:   validate,
+		Name:        "apptier",
+		Summary:     "Headroom's HTTP application servers (on lab hosts) in front of a private PostgreSQL or MariaDB server: an n-tier system",
+		NewOptions:  func() any { return defaultOptions() },
+		Validate:    validate,
+		ScalesNodes: true, // its application servers (scale.go)
+		TierPrefix:  func(o any) string { return o.(*Options).App.Prefix },
 		Open: func(o any, env registry.Env) (target.Target, error) {
 			t, err := Open(context.Background(), *o.(*Options), env)
 			if err != nil {
@@ -61,13 +64,27 @@ var serverCommand = func() (path string, args, env []string, err error) {
 // Target is the running n-tier system.
 type Target struct {
 	opts      Options
+	env       registry.Env // kept for AddNode: the lab hosts brought up mid-run
 	db        *deploy.Instance
 	dsn       string // the application servers' database URL: holds the password
-	apps      []*appServer
+	dir       string // the application servers' logs
 	transport *http.Transport
 	client    *http.Client
 	next      atomic.Uint64
 	fields    atomic.Int64 // of the prepared table
+
+	// all is every application server running, in start order; rot is
+	// those in the round-robin rotation (all of them, except a server
+	// being added or removed). Both are immutable slices replaced whole
+	// under scale, so that pick reads them without a lock or an
+	// allocation.
+	all atomic.Pointer[[]*appServer]
+	rot atomic.Pointer[[]*appServer]
+	// scale serialises changes of the set of servers and of their state
+	// (AddNode, RemoveNode, StartServer, Prepare, Close).
+	scale   sync.Mutex
+	allowed map[string]bool // addresses the database admits (lab only)
+	locals  int             // local servers numbered so far (local1, ...)
 }
 
 // appServer is one application server process.
@@ -78,6 +95,12 @@ type appServer struct {
 	place *deploy.Placement
 	log   string
 
+	// inflight counts the requests that picked this server and have not
+	// finished; retired is set once it left the rotation (see pick).
+	inflight atomic.Int64
+	retired  atomic.Bool
+	answered atomic.Uint64 // requests it answered (any status)
+
 	mu     sync.Mutex
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -86,13 +109,14 @@ type appServer struct {
 // Open starts the database, then the application servers, and waits until
 // every server answers with a working database connection.
 func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err error) {
-	t := &Target{opts: opts}
+	t := &Target{opts: opts, env: env}
 	defer func() {
 		if err != nil {
 			_ = t.Close()
 		}
 	}()
-	if err := t.placeApps(env); err != nil {
+	apps, err := t.placeApps(env)
+	if err != nil {
 		return nil, err
 	}
 	recipe, scheme := opts.DB.recipe()
@@ -117,7 +141,7 @@ func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err e
 	}
 	t.db = inst
 	if env.Lab != nil {
-		if err := t.allowApps(ctx); err != nil {
+		if err := t.allowApps(ctx, apps); err != nil {
 			return nil, fmt.Errorf("db: letting the application hosts in: %w", err)
 		}
 	}
@@ -134,85 +158,124 @@ func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err e
 	}
 	t.client = &http.Client{Transport: t.transport, Timeout: opts.Timeout.Duration}
 
-	dir := env.InstanceDir("apptier")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	t.dir = env.InstanceDir("apptier")
+	if err := os.MkdirAll(t.dir, 0o755); err != nil {
 		return nil, err
 	}
-	for _, a := range t.apps {
-		a.log = filepath.Join(dir, a.name+".log")
+	var started []*appServer
+	for _, a := range apps {
+		a.log = filepath.Join(t.dir, a.name+".log")
 		if err := t.start(a); err != nil {
 			return nil, err
 		}
+		started = append(started, a)
+		snap := slices.Clone(started)
+		t.all.Store(&snap) // Close stops what started so far
 	}
-	for _, a := range t.apps {
-		if err := t.waitReady(ctx, a); err != nil {
+	for _, a := range apps {
+		if _, err := t.waitReady(ctx, a); err != nil {
 			return nil, err
 		}
 	}
+	t.rot.Store(&apps)
 	return t, nil
 }
 
 // placeApps decides where the application servers run: on the lab hosts
 // app.hosts or app.prefix name, or on this machine without a lab.
-func (t *Target) placeApps(env registry.Env) error {
+func (t *Target) placeApps(env registry.Env) ([]*appServer, error) {
 	a := t.opts.App
 	if env.Lab == nil {
 		if len(a.Hosts) > 0 || a.Prefix != "" {
-			return fmt.Errorf("app.hosts: application hosts are lab hosts, but the spec has no lab: section; add one, or use app.count to run servers on this machine")
+			return nil, fmt.Errorf("app.hosts: application hosts are lab hosts, but the spec has no lab: section; add one, or use app.count to run servers on this machine")
 		}
-		n := max(a.Count, 1)
-		for i := 1; i <= n; i++ {
-			port := a.Port
-			if port == 0 {
-				var err error
-				if port, err = deploy.FreePort(); err != nil {
-					return err
-				}
-			} else {
-				port += i - 1
+		var apps []*appServer
+		for range max(a.Count, 1) {
+			s, err := t.localApp()
+			if err != nil {
+				return nil, err
 			}
-			t.addApp(fmt.Sprintf("local%d", i), "127.0.0.1", port, nil)
+			apps = append(apps, s)
 		}
-		return nil
+		return apps, nil
 	}
-	port := a.Port
-	if port == 0 {
-		port = defaultLabPort
-	}
+	port := t.labPort()
 	hosts := a.Hosts
 	if a.Prefix != "" {
 		if p, err := env.Lab(a.Prefix); err == nil {
-			t.addApp(a.Prefix, p.Address, port, p)
-			return nil
+			return []*appServer{newApp(a.Prefix, p.Address, port, p)}, nil
 		}
+		var apps []*appServer
 		for i := 1; ; i++ {
 			h := a.Prefix + strconv.Itoa(i)
 			p, err := env.Lab(h)
 			if err != nil {
 				if i == 1 {
-					return fmt.Errorf("app.prefix: no lab host is named %s or %s1: %w", a.Prefix, a.Prefix, err)
+					return nil, fmt.Errorf("app.prefix: no lab host is named %s or %s1: %w", a.Prefix, a.Prefix, err)
 				}
-				return nil
+				return apps, nil
 			}
-			t.addApp(h, p.Address, port, p)
+			apps = append(apps, newApp(h, p.Address, port, p))
 		}
 	}
 	if len(hosts) == 0 {
-		return fmt.Errorf("app.hosts: the application servers need lab hosts; list them in app.hosts, or give the name of a lab.hosts entry in app.prefix")
+		return nil, fmt.Errorf("app.hosts: the application servers need lab hosts; list them in app.hosts, or give the name of a lab.hosts entry in app.prefix")
 	}
+	var apps []*appServer
 	for _, h := range hosts {
 		p, err := env.Lab(h)
 		if err != nil {
-			return fmt.Errorf("app.hosts: %w", err)
+			return nil, fmt.Errorf("app.hosts: %w", err)
 		}
-		t.addApp(h, p.Address, port, p)
+		apps = append(apps, newApp(h, p.Address, port, p))
+	}
+	return apps, nil
+}
+
+// localApp is the next application server on this machine's loopback:
+// local1, local2, ... (a server added after one was removed takes a new
+// number), on a free port or the next after app.port.
+func (t *Target) localApp() (*appServer, error) {
+	t.locals++
+	port := t.opts.App.Port
+	if port == 0 {
+		var err error
+		if port, err = deploy.FreePort(); err != nil {
+			return nil, err
+		}
+	} else {
+		port += t.locals - 1
+	}
+	return newApp(fmt.Sprintf("local%d", t.locals), "127.0.0.1", port, nil), nil
+}
+
+// labPort is the port the servers listen on on lab hosts.
+func (t *Target) labPort() int {
+	if t.opts.App.Port != 0 {
+		return t.opts.App.Port
+	}
+	return defaultLabPort
+}
+
+func newApp(name, host string, port int, p *deploy.Placement) *appServer {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	return &appServer{name: name, addr: addr, base: "http://" + addr, place: p}
+}
+
+// servers is every running application server, in start order.
+func (t *Target) servers() []*appServer {
+	if p := t.all.Load(); p != nil {
+		return *p
 	}
 	return nil
 }
 
-func (t *Target) addApp(name, host string, port int, p *deploy.Placement) {
-	addr := net.JoinHostPort(host, strconv.Itoa(port))
-	t.apps = append(t.apps, &appServer{name: name, addr: addr, base: "http://" + addr, place: p})
+// serving is the servers in the round-robin rotation.
+func (t *Target) serving() []*appServer {
+	if p := t.rot.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // start runs one application server (again). Its database URL is in its
@@ -261,8 +324,9 @@ func (t *Target) start(a *appServer) error {
 }
 
 // waitReady polls the server's health check, which answers only once its
-// database connection works.
-func (t *Target) waitReady(ctx context.Context, a *appServer) error {
+// database connection works. It returns when the server first answered
+// at all (its process accepted connections).
+func (t *Target) waitReady(ctx context.Context, a *appServer) (accepting time.Time, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	a.mu.Lock()
@@ -272,34 +336,41 @@ func (t *Target) waitReady(ctx context.Context, a *appServer) error {
 	for {
 		select {
 		case <-exited:
-			return fmt.Errorf("the application server on %s exited while starting; its log %s ends with: %s", a.name, a.log, tail(a.log))
+			return accepting, fmt.Errorf("the application server on %s exited while starting; its log %s ends with: %s", a.name, a.log, tail(a.log))
 		default:
 		}
-		if last = t.health(ctx, a); last == nil {
-			return nil
+		var answered bool
+		answered, last = t.health(ctx, a)
+		if answered && accepting.IsZero() {
+			accepting = time.Now()
+		}
+		if last == nil {
+			return accepting, nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the application server on %s did not become ready within 60s: %v; its log %s ends with: %s", a.name, last, a.log, tail(a.log))
+			return accepting, fmt.Errorf("the application server on %s did not become ready within 60s: %v; its log %s ends with: %s", a.name, last, a.log, tail(a.log))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
 
-func (t *Target) health(ctx context.Context, a *appServer) error {
+// health asks the server's health check; answered says whether the
+// server answered at all.
+func (t *Target) health(ctx context.Context, a *appServer) (answered bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, a.base+apptier.PathHealth, nil)
 	resp, err := t.client.Do(req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("health check: %s: %s", resp.Status, bytes.TrimSpace(b))
+		return true, fmt.Errorf("health check: %s: %s", resp.Status, bytes.TrimSpace(b))
 	}
-	return nil
+	return true, nil
 }
 
 // Prepare (re)creates the table through the first application server and
@@ -308,7 +379,9 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 	if w.IsStatements() {
 		return errors.New("apptier target: the application servers run YCSB operations only; use the postgres or mysql target for statement workloads")
 	}
-	for i, a := range t.apps {
+	t.scale.Lock()
+	defer t.scale.Unlock()
+	for i, a := range t.servers() {
 		q := url.Values{"fields": {strconv.Itoa(w.FieldCount)}}
 		if i == 0 {
 			q.Set("ddl", "1")
@@ -339,10 +412,29 @@ func (t *Target) post(ctx context.Context, a *appServer, path string, body []byt
 	return nil
 }
 
-// pick is the next application server, round-robin over all requests.
+// pick is the next application server in the rotation, round-robin over
+// all requests; the caller must release it when its request is over.
+// Counting the request in flight before checking that the server is still
+// in the rotation, while RemoveNode marks it retired before it reads the
+// count (both sequentially consistent atomics), means either pick sees the
+// mark and takes the next server, or RemoveNode sees the request and
+// waits for it.
 func (t *Target) pick() *appServer {
-	return t.apps[(t.next.Add(1)-1)%uint64(len(t.apps))]
+	for {
+		apps := *t.rot.Load()
+		a := apps[(t.next.Add(1)-1)%uint64(len(apps))]
+		a.inflight.Add(1)
+		if !a.retired.Load() {
+			return a
+		}
+		// The rotation was replaced before the mark was set: the next
+		// load sees the new one.
+		a.inflight.Add(-1)
+	}
 }
+
+// release ends a request that pick gave this server.
+func (a *appServer) release() { a.inflight.Add(-1) }
 
 // NewClient returns a request slot; all share the HTTP connection pool.
 func (t *Target) NewClient(context.Context) (target.Client, error) {
@@ -365,7 +457,7 @@ func (t *Target) ServerPIDs() []int {
 			out = append(out, pid)
 		}
 	}
-	for _, a := range t.apps {
+	for _, a := range t.servers() {
 		a.mu.Lock()
 		if a.cmd != nil && a.cmd.Process != nil {
 			out = append(out, a.cmd.Process.Pid)
@@ -378,12 +470,14 @@ func (t *Target) ServerPIDs() []int {
 // StartServer implements target.ServerStarter: after a kill event, the
 // database and every application server that is not running start again.
 func (t *Target) StartServer(ctx context.Context) error {
+	t.scale.Lock()
+	defer t.scale.Unlock()
 	if t.db != nil && !t.db.Running() {
 		if err := t.db.Restart(ctx); err != nil {
 			return err
 		}
 	}
-	for _, a := range t.apps {
+	for _, a := range t.servers() {
 		a.mu.Lock()
 		ex := a.exited
 		a.mu.Unlock()
@@ -395,21 +489,32 @@ func (t *Target) StartServer(ctx context.Context) error {
 		if err := t.start(a); err != nil {
 			return err
 		}
-		if err := t.waitReady(ctx, a); err != nil {
+		if _, err := t.waitReady(ctx, a); err != nil {
 			return err
 		}
-		if n := t.fields.Load(); n > 0 {
-			if err := t.post(ctx, a, apptier.PathPrepare+"?fields="+strconv.FormatInt(n, 10), nil); err != nil {
-				return fmt.Errorf("preparing %s again: %w", a.name, err)
-			}
+		if err := t.prepareOne(ctx, a); err != nil {
+			return fmt.Errorf("preparing %s again: %w", a.name, err)
 		}
 	}
 	return nil
 }
 
-// Close stops the application servers, then the database.
+// prepareOne has a server that started after Prepare prepare its
+// statements for the current table.
+func (t *Target) prepareOne(ctx context.Context, a *appServer) error {
+	n := t.fields.Load()
+	if n == 0 {
+		return nil
+	}
+	return t.post(ctx, a, apptier.PathPrepare+"?fields="+strconv.FormatInt(n, 10), nil)
+}
+
+// Close stops the application servers (those added by AddNode too), then
+// the database.
 func (t *Target) Close() error {
-	for _, a := range t.apps {
+	t.scale.Lock()
+	defer t.scale.Unlock()
+	for _, a := range t.servers() {
 		a.stop()
 	}
 	if t.transport != nil {

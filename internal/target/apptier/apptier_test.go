@@ -74,8 +74,9 @@ func TestTwoLocalServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	tgt := openLocal(t, o)
-	if len(tgt.apps) != 2 || tgt.apps[0].addr == tgt.apps[1].addr {
-		t.Fatalf("servers %+v", tgt.apps)
+	apps := tgt.servers()
+	if len(apps) != 2 || apps[0].addr == apps[1].addr {
+		t.Fatalf("servers %+v", apps)
 	}
 	w, _ := workload.Preset("a")
 	w.RecordCount, w.FieldCount, w.FieldLength = 100, 3, 8
@@ -138,7 +139,7 @@ func TestTwoLocalServers(t *testing.T) {
 	}
 	// Both servers got requests: their logs exist and they are running;
 	// stopping one is seen as a connection error on its turn.
-	tgt.apps[1].stop()
+	apps[1].stop()
 	var sawConn bool
 	for range 4 {
 		gen.Populate(3, op)

@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -18,20 +18,43 @@ import (
 // allowApps lets the application hosts' addresses log in to the database:
 // a managed server on a lab host admits only Headroom's own address (the
 // lab's gateway), and the application servers connect from theirs.
-func (t *Target) allowApps(ctx context.Context) error {
+func (t *Target) allowApps(ctx context.Context, apps []*appServer) error {
 	var addrs []string
-	seen := map[string]bool{}
-	for _, a := range t.apps {
-		host, _, _ := net.SplitHostPort(a.addr)
-		if !seen[host] {
-			seen[host] = true
-			addrs = append(addrs, host)
+	for _, a := range apps {
+		addrs = append(addrs, a.host())
+	}
+	return t.allow(ctx, addrs)
+}
+
+// allow lets the addresses not yet admitted log in to the database. For
+// PostgreSQL the reload is asynchronous: a new server's health check
+// waits until it took effect.
+func (t *Target) allow(ctx context.Context, addrs []string) error {
+	if t.allowed == nil {
+		t.allowed = map[string]bool{}
+	}
+	var add []string
+	for _, a := range addrs {
+		if !t.allowed[a] && !slices.Contains(add, a) {
+			add = append(add, a)
 		}
 	}
-	if t.opts.DB.Engine == "mariadb" {
-		return allowMariaDB(ctx, t.db, addrs)
+	if len(add) == 0 {
+		return nil
 	}
-	return allowPostgres(t.db, addrs)
+	var err error
+	if t.opts.DB.Engine == "mariadb" {
+		err = allowMariaDB(ctx, t.db, add)
+	} else {
+		err = allowPostgres(t.db, add)
+	}
+	if err != nil {
+		return err
+	}
+	for _, a := range add {
+		t.allowed[a] = true
+	}
+	return nil
 }
 
 // allowPostgres adds a pg_hba.conf line per address and has the server

@@ -73,6 +73,7 @@ func (c *client) Do(ctx context.Context, op *workload.Op) error {
 	c.sent.Wait()
 	var err error
 	if c.body, err = apptier.AppendValues(c.body[:0], vals); err != nil {
+		a.release()
 		return err
 	}
 	return c.t.send(ctx, a, method, string(c.path), c.reqBody())
@@ -150,10 +151,11 @@ func appendQueryEscape(dst, s []byte) []byte {
 	return dst
 }
 
-// send runs one request to server a at u and turns its outcome into the
-// target's errors: 404 is a missing record, other failures carry the
-// server's error kind. A body is always closed.
+// send runs one request to server a (from pick) at u, releases a, and
+// turns the outcome into the target's errors: 404 is a missing record,
+// other failures carry the server's error kind. A body is always closed.
 func (t *Target) send(ctx context.Context, a *appServer, method, u string, body *sentBody) error {
+	defer a.release()
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		if body != nil {
@@ -183,6 +185,7 @@ func (t *Target) send(ctx context.Context, a *appServer, method, u string, body 
 		}
 		return err
 	}
+	a.answered.Add(1)
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
 		_, err := io.Copy(io.Discard, resp.Body)

@@ -26,7 +26,9 @@ func (h *holdingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 
 func testTarget(rt http.RoundTripper) *Target {
 	t := &Target{client: &http.Client{Transport: rt}}
-	t.addApp("app1", "10.0.0.1", 8080, nil)
+	apps := []*appServer{newApp("app1", "10.0.0.1", 8080, nil)}
+	t.setServers(apps)
+	t.rot.Store(&apps)
 	return t
 }
 

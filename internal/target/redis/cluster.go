@@ -19,7 +19,8 @@ import (
 // Cluster is a Target over a managed cluster (managed.cluster,
 // internal/deploy/rediscluster.go):
 //
-//   - mode replicas: writes go to the primary (node1); reads too, or with
+//   - mode replicas: writes go to the primary (node1, or the replica a
+//     promote event made primary: promote.go); reads too, or with
 //     read_from: replicas to the replicas, each client taking them in turn.
 //   - mode cluster: a go-redis ClusterClient routes each key to its slot's
 //     primary and follows -MOVED and -ASK replies (up to 3 per request)
@@ -46,12 +47,16 @@ type Cluster struct {
 	admins  map[string]*redis.Client // per node name: INFO commandstats
 	readers map[string]*redis.Client // per replica name, read_from: replicas
 	retired map[string]cmdStat       // removed nodes' last commandstats
+	// primary is the address new connections of the workload's pool
+	// dial in replicas mode; a failover changes it (promote.go).
+	primary *atomic.Pointer[string]
 }
 
 var (
 	_ target.NodeScaler      = (*Cluster)(nil)
 	_ target.ServerTimer     = (*Cluster)(nil)
 	_ target.ServerProcesses = (*Cluster)(nil)
+	_ target.ServerStarter   = (*Cluster)(nil)
 )
 
 // openCluster starts the managed cluster and connects to it.
@@ -67,6 +72,9 @@ func openCluster(opts Options, env registry.Env) (target.Target, error) {
 		c.Target, err = openRedisCluster(opts, rc)
 	} else {
 		c.Target, err = open(opts, env.Dir, rc.Primary())
+		if err == nil {
+			c.followPrimary()
+		}
 		if err == nil && opts.ReadFrom == readReplicas {
 			c.readFromReplicas()
 		}
@@ -287,6 +295,22 @@ func (c *Cluster) ServerTimes(ctx context.Context) ([]target.ServerTime, error) 
 
 // ServerPIDs implements target.ServerProcesses: every node's server.
 func (c *Cluster) ServerPIDs() []int { return c.rc.PIDs() }
+
+// StartServer implements target.ServerStarter: every node that is not
+// running (after a kill event) starts again on its port and data. A node
+// a failover left out is not among them: RestoreReplicas rebuilds it as
+// a replica, where started as it was it would be a second primary.
+func (c *Cluster) StartServer(ctx context.Context) error {
+	var errs []error
+	for _, n := range c.rc.Nodes() {
+		if !n.Inst.Running() {
+			if err := n.Inst.Restart(ctx); err != nil {
+				errs = append(errs, fmt.Errorf("redis target: starting %s again: %w", n.Name, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
 
 // Ephemeral implements target.Ephemeral: each session starts its own
 // empty cluster.

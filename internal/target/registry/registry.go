@@ -113,6 +113,15 @@ type Factory struct {
 	// ClusterModes are the managed.cluster modes the target runs, its
 	// default first; nil = it runs one server only (deploy.CheckCluster).
 	ClusterModes []string
+	// ScalesNodes is true for a target whose own tier grows and shrinks
+	// without managed.cluster (the apptier target's application servers):
+	// add_node and remove_node events apply to it.
+	ScalesNodes bool
+	// TierPrefix, for a ScalesNodes target, is the lab host name prefix
+	// of the tier that grows with a lab.hosts entry's count (the apptier
+	// target's app.prefix; "" when the options list hosts by name):
+	// headroom assess --verify scales the tier out through that count.
+	TierPrefix func(opts any) string
 }
 
 var (

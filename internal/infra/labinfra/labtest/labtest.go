@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/lab"
 )
 
@@ -32,6 +33,19 @@ func NeedServer(t testing.TB, bin, pkg string) {
 		if matches, _ := filepath.Glob("/usr/lib/postgresql/*/bin/" + bin); len(matches) == 0 {
 			missing(t, "%s is not installed (apt-get install %s)", bin, pkg)
 		}
+	}
+}
+
+// NeedCassandra is Need, and also skips t where Java or the Cassandra
+// jars are missing (make deps fetches the jars).
+func NeedCassandra(t testing.TB) {
+	t.Helper()
+	Need(t)
+	if _, err := deploy.Java(); err != nil {
+		missing(t, "Cassandra cannot run: %v", err)
+	}
+	if _, err := deploy.JarDir("cassandra"); err != nil {
+		missing(t, "Cassandra cannot run: %v (make deps)", err)
 	}
 }
 

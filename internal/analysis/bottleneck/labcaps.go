@@ -15,7 +15,9 @@ import (
 // "volume:NAME": one budget each for reads and writes together, the IOPS
 // in normalized operations of 256 KiB, as the lab enforces them
 // (internal/lab, iobudget.go) and the pressure analysis judges them. A
-// limit of 0 (unlimited) gives no capacity. CPU needs none:
+// limit of 0 (unlimited) gives no capacity, and neither does a stalled
+// volume (stall_disk: it serves nothing whatever its limits, so its
+// seconds are the failures analysis's, not a utilisation). CPU needs none:
 // a lab host's "cpu" util_pct is already a share of the vCPU quota in
 // force when it was sampled (the lab's monitor divides by it).
 func HostCapacities(hosts []results.HostLimits) Capacities {
@@ -27,7 +29,7 @@ func HostCapacities(hosts []results.HostLimits) Capacities {
 		if h.NetworkMbit > 0 {
 			caps.Link[ResourceID(h.Host, "net:eth0")] = h.NetworkMbit * 1e6 / 8
 		}
-		if v, ok := h.Volume(""); ok {
+		if v, ok := h.Volume(""); ok && !v.Stalled {
 			id := ResourceID(h.Host, "volume:"+v.Name)
 			if v.IOPS > 0 {
 				caps.NormalizedIOPS[id] = v.IOPS

@@ -31,6 +31,12 @@ func TestHostCapacities(t *testing.T) {
 	if caps.Bandwidth["db1/volume:data"] != 62.5*(1<<20) || len(caps.Bandwidth) != 1 {
 		t.Fatalf("bandwidth %v", caps.Bandwidth)
 	}
+	// A stalled volume has no capacity while stalled: its seconds are not
+	// a utilisation.
+	caps = HostCapacities([]results.HostLimits{{Host: "db1", Volumes: []results.VolumeLimit{{Name: "data", Type: "piops", IOPS: 200, MiBps: 62.5, Stalled: true}}}})
+	if len(caps.NormalizedIOPS) != 0 || len(caps.Bandwidth) != 0 {
+		t.Errorf("a stalled volume has capacities %v, %v", caps.NormalizedIOPS, caps.Bandwidth)
+	}
 }
 
 // A lab volume's IOPS are one budget for reads and writes in normalized

@@ -108,24 +108,42 @@ func moreBandwidth(h *results.HostLimits, cat *results.Catalog) string {
 }
 
 // largerType suggests the cheapest catalog type with more of what the
-// finding lacks.
+// finding lacks. A lab host may run at a fraction of its type's vCPUs or
+// link (lab.hosts[].vcpus, network_mbit: a host scaled down so that a
+// cluster fits one machine): the comparison is then with the type's own
+// figure, and the suggestion says what the same fraction of the larger
+// type is, which is what a treatment verifying it would set.
 func largerType(h *results.HostLimits, cat *results.Catalog, what string, of func(results.InstanceType) float64, now float64) string {
 	if cat == nil {
 		return fmt.Sprintf("move %s to an instance type with more %s than %g, or add nodes", h.Host, what, now)
 	}
+	nominal := now
+	if it, ok := cat.Instance(h.Type); ok && of(it) > 0 {
+		nominal = of(it)
+	}
 	var cands []results.InstanceType
 	for _, t := range cat.InstanceTypes {
-		if of(t) > now {
+		if of(t) > nominal {
 			cands = append(cands, t)
 		}
 	}
 	if len(cands) == 0 {
-		return fmt.Sprintf("%s has the most %s the catalog offers (%g); add nodes", h.Host, what, now)
+		return fmt.Sprintf("%s has the most %s the catalog offers (%g); add nodes", h.Host, what, nominal)
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].PricePerHour < cands[j].PricePerHour })
 	c := cands[0]
-	return fmt.Sprintf("move %s from %s to %s (%s %g instead of %g; $%g/h instead of $%g/h, %s more per month)",
-		h.Host, h.Type, c.Name, what, of(c), now, c.PricePerHour, h.PricePerHour, Money((c.PricePerHour-h.PricePerHour)*HoursPerMonth))
+	delta := (c.PricePerHour - h.PricePerHour) * HoursPerMonth
+	change := Money(delta) + " more per month"
+	if delta < 0 {
+		change = Money(-delta) + " less per month"
+	}
+	s := fmt.Sprintf("move %s from %s to %s (%s %g instead of %g; $%g/h instead of $%g/h, %s)",
+		h.Host, h.Type, c.Name, what, of(c), nominal, c.PricePerHour, h.PricePerHour, change)
+	if now > 0 && now != nominal {
+		f := now / nominal
+		s += fmt.Sprintf("; this lab host runs at %g of its type's %s (%g), so a treatment that verifies it keeps that fraction: %g on %s", f, what, now, f*of(c), c.Name)
+	}
+	return s
 }
 
 // overProvisioned suggests provisioning less.

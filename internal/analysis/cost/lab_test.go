@@ -59,6 +59,13 @@ func TestActions(t *testing.T) {
 	if got := Action(cpu, ActionInput{Resource: "cpu", Host: &h, Catalog: testCatalog}); !strings.Contains(got, "move db1 from medium to large (vCPUs 2 instead of 1; $0.36/h instead of $0.18/h, $131.40 more per month)") {
 		t.Errorf("cpu: %s", got)
 	}
+	// A medium host scaled down to a quarter of its vCPU (lab vcpus: 0.25)
+	// still moves up from medium, and the suggestion keeps the fraction.
+	quarter := host("db1", 300)
+	quarter.VCPUs = 0.25
+	if got := Action(cpu, ActionInput{Resource: "cpu", Host: &quarter, Catalog: testCatalog}); !strings.Contains(got, "move db1 from medium to large (vCPUs 2 instead of 1; $0.36/h instead of $0.18/h, $131.40 more per month); this lab host runs at 0.25 of its type's vCPUs (0.25), so a treatment that verifies it keeps that fraction: 0.5 on large") {
+		t.Errorf("scaled-down host: %s", got)
+	}
 	if got := Action(more, ActionInput{Resource: "volume:data"}); got != "provision more ops_per_s for db1 volume:data, or spread the load over more nodes" {
 		t.Errorf("outside a lab: %s", got)
 	}

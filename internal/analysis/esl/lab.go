@@ -15,9 +15,11 @@ import (
 // volume's own bandwidth cap (the lowest of the three as the lab applies
 // it) stands for the volume cap; a cap set lower than both types' caps
 // (a spec's mibps, a set_volume event) replaces it. It returns nil for a
-// volume without provisioned IOPS: nothing is promised.
+// volume without provisioned IOPS (nothing is promised) and for a stalled
+// one (stall_disk: it serves nothing while stalled, a failure rather than
+// a service level).
 func FromLabVolume(host string, vol results.VolumeLimit, instance *results.InstanceType, volType *results.VolumeType) (*Analytical, error) {
-	if !(vol.IOPS > 0) {
+	if !(vol.IOPS > 0) || vol.Stalled {
 		return nil, nil
 	}
 	p := ProvisionedIOPSVolume{SizeGiB: vol.SizeGiB, ProvisionedIOPS: vol.IOPS, VolumeCapMiBPerS: vol.MiBps}

@@ -36,6 +36,12 @@ func TestFromLabVolume(t *testing.T) {
 	if m, _ = FromLabVolume("db1", vol, nil, nil); m.Volume.VolumeCapMiBPerS != 20 || m.Volume.InstanceCapMiBPerS != 0 {
 		t.Errorf("without a catalog: %+v", m.Volume)
 	}
+	// A stalled volume promises nothing while stalled.
+	stalled := vol
+	stalled.Stalled = true
+	if m, err := FromLabVolume("db1", stalled, medium, piops); m != nil || err != nil {
+		t.Errorf("stalled volume: model %+v, error %v; want none", m, err)
+	}
 	// No provisioned IOPS: no model; too many for the size: an error.
 	vol.IOPS = 0
 	if m, err := FromLabVolume("db1", vol, medium, piops); m != nil || err != nil {

@@ -3,6 +3,7 @@ package pressure
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -113,7 +114,7 @@ func treatmentPrefix(name string) string {
 // assessTreatment builds the subjects, findings and throughput of one
 // treatment.
 func (a *Assessment) assessTreatment(t TreatmentInput) (Treatment, error) {
-	out := Treatment{Name: t.Name, Runs: len(t.Runs), Imported: t.Imported, Lab: t.Lab, Throughput: math.NaN(), Level: math.NaN()}
+	out := Treatment{Name: t.Name, Runs: len(t.Runs), Imported: t.Imported, Lab: t.Lab, Throughput: math.NaN(), Achieved: math.NaN(), AchievedLevel: math.NaN(), Level: math.NaN()}
 	if t.Lab != nil {
 		var hs []string
 		for _, h := range cost.DataHosts(t.Lab.Hosts) {
@@ -179,6 +180,8 @@ func (a *Assessment) assessTreatment(t TreatmentInput) (Treatment, error) {
 		out.Findings = append(out.Findings, Finding{Finding: f, Treatment: t.Name})
 	}
 	out.Throughput, out.Level = bestThroughput(t.Runs)
+	out.Achieved, out.AchievedLevel = out.Throughput, out.Level
+	out.OpenLoop = len(t.Runs) > 0 && !slices.ContainsFunc(t.Runs, func(r results.Run) bool { return r.Model != "open" })
 	if c := t.Capacity; c != nil {
 		out.Throughput, out.Level, out.CostNote = c.Throughput, c.Level, c.Why
 	}

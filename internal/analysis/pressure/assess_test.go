@@ -125,6 +125,11 @@ func TestAssessSynthLab(t *testing.T) {
 	if before.Cost == nil || !near(before.Cost.MonthlyCost, 163.4, 1e-9) || !near(before.Cost.PerReqPerS, 163.4/220, 1e-12) {
 		t.Fatalf("base cost %+v (%s)", before.Cost, before.CostNote)
 	}
+	// The highest achieved throughput and its level, open loop: the
+	// fallback of a comparison without capacity (campaign.Compare).
+	if before.Achieved != 220 || before.AchievedLevel != before.Level || !before.OpenLoop {
+		t.Errorf("achieved %v at %v (capacity level %v), open loop %v", before.Achieved, before.AchievedLevel, before.Level, before.OpenLoop)
+	}
 	if len(a.Costs) != 1 {
 		t.Fatalf("costs %+v, notes %v", a.Costs, a.Notes)
 	}

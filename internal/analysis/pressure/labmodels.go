@@ -72,6 +72,11 @@ func labTimelines(r *results.Results, l results.Lab, cat *results.Catalog, catFr
 			}
 			for _, v := range e.Volumes {
 				k := Key{e.Host, monitor.ResourceVolumePrefix + v.Name}
+				if _, ok := ms[k]; !ok && v.Stalled {
+					notes = append(notes, fmt.Sprintf("%s volume:%s was stalled (stall_disk) from %s; those seconds are not assessed (the failures analysis judges them)", e.Host, v.Name, e.From.UTC().Format("15:04:05.000")))
+					keys[k] = true
+					continue
+				}
 				if _, ok := ms[k]; !ok && !noted[k] {
 					noted[k] = true
 					notes = append(notes, fmt.Sprintf("%s volume:%s has no provisioned IOPS, so no expected service level; it is not assessed", e.Host, v.Name))

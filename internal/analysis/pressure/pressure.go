@@ -62,9 +62,17 @@ type Treatment struct {
 	Subjects   []Subject
 	Findings   []Finding
 	Throughput float64 // the capacity figure its cost divides by (cost.Capacities), req/s (NaN without one)
-	Level      float64 // where it was reached
-	Cost       *cost.Option
-	CostNote   string // why there is no cost
+	// Achieved is the highest mean throughput over its levels whatever
+	// the SLO, req/s: what a comparison falls back on when no level met
+	// the SLO (NaN without runs).
+	Achieved      float64
+	AchievedLevel float64 // the level Achieved was reached at
+	// OpenLoop says every assessed run was open loop: a level is then the
+	// offered req/s.
+	OpenLoop bool
+	Level    float64 // where it was reached
+	Cost     *cost.Option
+	CostNote string // why there is no cost
 }
 
 // Subject is the SLP series of one quality of one host's service.

@@ -54,7 +54,7 @@ func DeploymentAt(r *results.Results, at time.Time, hosts []string) (Deployment,
 		return Deployment{}, false
 	}
 	d.Servers = len(d.Hosts)
-	d.VCPUs = vcpus / float64(d.Servers)
+	d.VCPUs = perServer(vcpus, d.Servers)
 	d.PricePerHour = price / float64(d.Servers)
 	names := make([]string, 0, len(types))
 	for t := range types {
@@ -80,6 +80,14 @@ func TreatmentDeployment(r *results.Results, t results.Treatment) (Deployment, b
 		return Deployment{}, false
 	}
 	return DeploymentAt(r, first, t.Target.Hosts)
+}
+
+// perServer is a sum of vCPUs over n servers, to a millionth of a vCPU
+// (finer than a CPU quota's microseconds per 100 ms period). Without the
+// rounding eight hosts of 0.1 vCPU sum to 0.7999999999999999, and a
+// cluster of them would not have the size of one of four such hosts.
+func perServer(sum float64, n int) float64 {
+	return math.Round(sum/float64(n)*1e6) / 1e6
 }
 
 // Differ reports whether deployments differ in server count or size, the

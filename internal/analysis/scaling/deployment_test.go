@@ -103,3 +103,30 @@ func TestShapesAndCost(t *testing.T) {
 		}
 	}
 }
+
+// Eight hosts of 0.1 vCPU have the size of four: the float sum of eight
+// tenths (0.7999999999999999) over 8 rounds to 0.1, so the 8-node cluster
+// of examples/cassandra-scaling.yaml is the horizontal step of the 4-node
+// one, not a "vertical" one of size 0.9999999999999999.
+func TestPerServerVCPUsOfATenth(t *testing.T) {
+	sum := func(n int) float64 {
+		var s float64
+		for range n {
+			s += 0.1
+		}
+		return s
+	}
+	if sum(8)/8 == 0.1 {
+		t.Fatal("the float sum no longer shows the problem; pick another count")
+	}
+	four, eight := perServer(sum(4), 4), perServer(sum(8), 8)
+	if four != 0.1 || eight != 0.1 {
+		t.Fatalf("per server %v and %v, want 0.1 each", four, eight)
+	}
+	sh := Shapes([]string{"4-small", "8-small"}, []Deployment{{Servers: 4, VCPUs: four}, {Servers: 8, VCPUs: eight}})
+	base := Treatment{Name: "4-small", Servers: sh["4-small"].Servers, Size: sh["4-small"].Size}
+	out := Treatment{Name: "8-small", Servers: sh["8-small"].Servers, Size: sh["8-small"].Size}
+	if k := kind(base, out, false); k != "horizontal" {
+		t.Errorf("8 nodes of the 4-node cluster's size: %s, want horizontal", k)
+	}
+}

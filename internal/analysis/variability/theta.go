@@ -48,7 +48,9 @@ func thetaSource(name string, runs []levels.RunData, in Input, cfg Config) (sour
 		}
 		switch {
 		case len(hosts) > 1:
-			return source{}, fmt.Errorf("variability: treatment %q has CPU samples from hosts %s; set Config.Host (or Config.Hosts[%q]) to the host the target runs on",
+			// Theta is one server's CPU (seed-digest §2): with several
+			// (a cluster, an n-tier), the user names the one to judge.
+			return source{}, fmt.Errorf("variability: treatment %q has CPU samples from hosts %s, and theta is the CPU of one server's host; name it in the spec with analysis.variability.host (or analysis.variability.hosts: {%s: HOST})",
 				name, strings.Join(hosts, ", "), name)
 		case len(hosts) == 1:
 			host = hosts[0]

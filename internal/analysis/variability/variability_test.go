@@ -333,7 +333,7 @@ func TestErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Analyze(in, Config{}); err == nil || !strings.Contains(err.Error(), "hosts client, db; set Config.Host") {
+	if _, err := Analyze(in, Config{}); err == nil || !strings.Contains(err.Error(), "hosts client, db, and theta is the CPU of one server's host; name it in the spec with analysis.variability.host") {
 		t.Errorf("two hosts: %v", err)
 	}
 	res, err := Analyze(in, Config{Host: "db"})

@@ -1,0 +1,193 @@
+// Package regions breaks a run driven by load agents down by the agents'
+// regions (docs/fleet.md, "Regions"): per region, the agents, their
+// successful completions per second, errors and dropped requests, and the
+// latency percentiles of the region's requests over the measured phase.
+//
+// The percentiles are exact at the histograms' precision, as the
+// coordinator's merge of the agents is (internal/agent/merge.go): every
+// agent records into HdrHistograms of one range and precision
+// (store.NewHistogram), so adding a region's agents' histograms bucket by
+// bucket gives the histogram one process would have recorded from the
+// region's requests. A histogram of another geometry, or a value the
+// merge would drop, is an error rather than an approximation.
+package regions
+
+import (
+	"fmt"
+	"sort"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// NoRegion names the group of agents whose host carries no region label.
+const NoRegion = "(no region)"
+
+// measurePhase is the phase the figures cover.
+const measurePhase = "measure"
+
+// Agent is one load agent of a run and its region ("" = none).
+type Agent struct {
+	Name   string
+	Region string
+}
+
+// Input is one run's agents and their own intervals (every phase; only
+// the measured ones count).
+type Input struct {
+	Run       store.Run
+	Agents    []Agent // in share order
+	Intervals []store.AgentInterval
+}
+
+// Region is one region's part of a run's measured phase.
+type Region struct {
+	Name   string   // the region label, or NoRegion
+	Agents []string // in share order
+	// Completed, Errors and Dropped are sums over the region's agents and
+	// every operation type.
+	Completed, Errors, Dropped int64
+	// Throughput is Completed over the run's measured seconds (the same
+	// for every region, so the regions' throughputs add up to the run's).
+	Throughput float64
+	// Latency of successful requests in µs, from Hist.
+	P50, P95, P99, Max int64
+	Hist               *hdrhistogram.Histogram
+}
+
+// Result is one run's breakdown. Regions is empty when the run had no
+// agents or all of them were in one region; Note then says which.
+type Result struct {
+	Run        store.Run
+	Agents     int
+	MeasureSec float64
+	Regions    []Region // by name, NoRegion last
+	Note       string
+}
+
+// Split reports whether the run's agents span two or more regions.
+func (r Result) Split() bool { return len(r.Regions) >= 2 }
+
+// Analyze groups the run's agents by region and sums and merges each
+// region's measured intervals.
+func Analyze(in Input) (Result, error) {
+	res := Result{Run: in.Run, Agents: len(in.Agents)}
+	if len(in.Agents) == 0 {
+		res.Note = fmt.Sprintf("run %d was driven by one process, without load agents", in.Run.ID)
+		return res, nil
+	}
+	of := map[string]string{}
+	byName := map[string]*Region{}
+	for _, a := range in.Agents {
+		name := a.Region
+		if name == "" {
+			name = NoRegion
+		}
+		of[a.Name] = name
+		g := byName[name]
+		if g == nil {
+			g = &Region{Name: name, Hist: store.NewHistogram()}
+			byName[name] = g
+		}
+		g.Agents = append(g.Agents, a.Name)
+	}
+	if len(byName) < 2 {
+		for name := range byName {
+			if name == NoRegion {
+				res.Note = fmt.Sprintf("no agent of run %d has a region label", in.Run.ID)
+			} else {
+				res.Note = fmt.Sprintf("every agent of run %d is in region %s", in.Run.ID, name)
+			}
+		}
+		return res, nil
+	}
+	want := rangeOf(store.NewHistogram())
+	starts := map[int64]float64{} // measured interval starts of the whole run -> seconds
+	for _, iv := range in.Intervals {
+		if iv.Phase != measurePhase {
+			continue
+		}
+		name, ok := of[iv.Agent]
+		if !ok {
+			return Result{}, fmt.Errorf("run %d: agent %s has intervals but no part in the run", in.Run.ID, iv.Agent)
+		}
+		starts[iv.Start.UnixNano()] = iv.Duration.Seconds()
+		g := byName[name]
+		g.Completed += iv.Count
+		g.Errors += iv.Errors
+		g.Dropped += iv.Dropped
+		if iv.Hist == nil {
+			continue
+		}
+		if got := rangeOf(iv.Hist); got != want {
+			return Result{}, fmt.Errorf("run %d agent %s %s at %s: its latency histogram covers %v, not %v; it cannot be merged exactly", in.Run.ID, iv.Agent, iv.Op, iv.Start.Format("15:04:05.000"), got, want)
+		}
+		if lost := g.Hist.Merge(iv.Hist); lost != 0 {
+			return Result{}, fmt.Errorf("run %d agent %s: merging dropped %d latency values outside the histogram's range", in.Run.ID, iv.Agent, lost)
+		}
+	}
+	res.MeasureSec = in.Run.Summary.MeasureSecs
+	if res.MeasureSec <= 0 {
+		// A run without a summary (interrupted hard): the intervals' span.
+		for _, d := range starts {
+			res.MeasureSec += d
+		}
+	}
+	for _, g := range byName {
+		if res.MeasureSec > 0 {
+			g.Throughput = float64(g.Completed) / res.MeasureSec
+		}
+		if g.Hist.TotalCount() > 0 {
+			g.P50, g.P95, g.P99, g.Max = g.Hist.ValueAtQuantile(50), g.Hist.ValueAtQuantile(95), g.Hist.ValueAtQuantile(99), g.Hist.Max()
+		}
+		res.Regions = append(res.Regions, *g)
+	}
+	sort.Slice(res.Regions, func(i, j int) bool {
+		a, b := res.Regions[i].Name, res.Regions[j].Name
+		if (a == NoRegion) != (b == NoRegion) {
+			return b == NoRegion
+		}
+		return a < b
+	})
+	return res, nil
+}
+
+type histRange struct{ lowest, highest, sigFigs int64 }
+
+func rangeOf(h *hdrhistogram.Histogram) histRange {
+	return histRange{h.LowestTrackableValue(), h.HighestTrackableValue(), h.SignificantFigures()}
+}
+
+// FromResults breaks down every run that load agents drove, in run
+// order; runs one process drove are left out.
+func FromResults(r *results.Results) ([]Result, error) {
+	var out []Result
+	for _, run := range r.Runs() {
+		as, err := r.AgentRuns(run.ID)
+		if err != nil {
+			return nil, err
+		}
+		if len(as) == 0 {
+			continue
+		}
+		regs, err := r.AgentRegions(run.ID)
+		if err != nil {
+			return nil, err
+		}
+		in := Input{Run: run}
+		for _, a := range as {
+			in.Agents = append(in.Agents, Agent{Name: a.Agent, Region: regs[a.Agent]})
+		}
+		if in.Intervals, err = r.AgentIntervals(run.ID, ""); err != nil {
+			return nil, err
+		}
+		res, err := Analyze(in)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}

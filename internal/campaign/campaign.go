@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/headroom-dev/headroom/internal/controller/ods"
 	"hash/fnv"
 	"os"
 	"strings"
@@ -49,6 +50,9 @@ type Options struct {
 	// Configure, when set, is called with the spec before the target opens
 	// (the command line sizes the Go scheduler to the target type).
 	Configure func(*spec.Spec)
+	// Kubernetes, when set, launches the load agents as pods instead of
+	// load.agents (headroom run --agents k8s:N; agents_k8s.go).
+	Kubernetes *KubernetesAgents
 }
 
 // Start creates a new results directory for s and runs the whole campaign.
@@ -189,6 +193,12 @@ type executor struct {
 	killed    bool          // a kill event stopped the target's server in this run
 	tr        treatmentRun
 	sweep     *sweeper // the treatment's sweep (sweep.go); nil when its levels are a list
+	agents    *fleet   // load.agents (agents.go); nil = this process drives the load
+	partial   string   // agents.go: which agents' shares the running run lost, "" = none
+	// ctl is the running run's controller (controller.go), nil without
+	// one; odsSeed the treatment's ODS records from the spec's stores.
+	ctl     *controllerRun
+	odsSeed []ods.Record
 }
 
 // treatmentRun is one treatment of a campaign as the executor runs it.
@@ -355,6 +365,14 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 	if err := ex.snapshot(ctx); err != nil {
 		return out, err
 	}
+	if ex.agents, err = ex.startAgents(ctx, dir, opt.Kubernetes); err != nil { // agents.go
+		return out, err
+	}
+	defer func() {
+		if cerr := ex.agents.close(); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
 
 	for _, p := range ex.plan {
 		if done[tr.slotBase+p.Slot] {

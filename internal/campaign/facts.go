@@ -173,6 +173,10 @@ func analysisFacts(a spec.Analysis) results.Analysis {
 	for _, p := range e.Pairs {
 		out.ESL.Pairs = append(out.ESL.Pairs, results.ESLPair{Provider: p.Provider, Client: p.Client})
 	}
+	out.Plan = a.Plan.Facts()
+	f := a.Failures // analysis.failures (internal/spec/writecheck.go)
+	out.Failures = results.Failures{WriteCheck: f.WriteCheck, Tolerance: f.Tolerance, Stable: f.Stable,
+		DetectFactor: f.DetectFactor, Steady: results.Dur(f.Steady.Duration)}
 	b := a.Bottleneck
 	out.Bottleneck = results.Bottleneck{Lambda: results.Dur(b.Lambda.Duration), Alpha: b.Alpha, Epsilon: b.Epsilon,
 		Full: b.Full, Partial: b.Partial, PerCore: b.PerCore, Hosts: b.Hosts, SLOFloor: b.SLOFloor,
@@ -236,7 +240,7 @@ func hostLimits(f infra.Facts, at time.Time, cause string) results.HostLimits {
 		VCPUs: f.VCPUs, MemoryBytes: f.MemoryBytes, NetworkMbit: f.NetworkMbit, PricePerHour: f.PricePerHour,
 		Stopped: f.Stopped, LinkDown: f.LinkDown, Cause: cause}
 	for _, v := range f.Volumes {
-		out.Volumes = append(out.Volumes, results.VolumeLimit{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice})
+		out.Volumes = append(out.Volumes, results.VolumeLimit{Name: v.Name, Type: v.Type, SizeGiB: v.SizeGiB, IOPS: v.IOPS, MiBps: v.MiBps, MonthlyPrice: v.MonthlyPrice, Stalled: v.Stalled})
 	}
 	return out
 }

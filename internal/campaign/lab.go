@@ -113,6 +113,11 @@ func (ex *executor) applyEvent(ctx context.Context, id int64, e infra.Event) {
 	var detail string
 	var err error
 	switch {
+	case e.Action == lab.ActPromote:
+		detail, err = ex.applyPromote(ctx, id, e) // failure.go
+		if err != nil {
+			detail = fmt.Sprintf("promote %s failed: %v", hostOrLocal(e.Host), err)
+		}
 	case isNodeEvent(e):
 		detail, err = ex.applyNodeEvent(ctx, id, e)
 		if err != nil {
@@ -158,7 +163,8 @@ func (ex *executor) startService(ctx context.Context) error {
 // set-up. It records what it did.
 func (ex *executor) undoEvents(ctx context.Context, id int64) error {
 	if len(ex.s.Events) == 0 {
-		return nil
+		// A controller's hosts (controller.go) go as an event's would.
+		return ex.undoNodes(ctx, id)
 	}
 	// The cluster first: a node taken out comes back on a host that the
 	// reset below then treats like the others.

@@ -36,9 +36,9 @@ lab:
 target: {type: postgres, managed: {host: db1, settings: {shared_buffers: 16MB}}}
 workload: {ycsb: c, record_count: 100000, request_distribution: uniform}
 load: {model: open, arrival: constant, rates: [300], max_in_flight: 128}
-phases: {warmup: 3s, measure: 10s}
+phases: {warmup: 3s, measure: 16s}
 events:
-  - {at: 5s, action: set_volume, host: db1, iops: 400}
+  - {at: 8s, action: set_volume, host: db1, iops: 400}
 monitor: {disks: [], interfaces: []}
 output: out
 `)
@@ -61,8 +61,8 @@ output: out
 			changedAt = h.From
 		}
 	}
-	if changedAt.IsZero() || changedAt.Before(ms.Add(4*time.Second)) || changedAt.After(ms.Add(7*time.Second)) {
-		t.Fatalf("no set_volume limit change about 5 s into the measured phase (starts %v): %+v", ms, r.HostLimitSeries("db1"))
+	if changedAt.IsZero() || changedAt.Before(ms.Add(7*time.Second)) || changedAt.After(ms.Add(10*time.Second)) {
+		t.Fatalf("no set_volume limit change about 8 s into the measured phase (starts %v): %+v", ms, r.HostLimitSeries("db1"))
 	}
 	if h, ok := r.HostLimits("db1", run.Summary.MeasureEnd.Add(time.Minute)); !ok || iopsOf(h) != 200 {
 		t.Errorf("after the run the volume should be back at 200 IOPS: %+v", h)
@@ -124,8 +124,12 @@ output: out
 	// The lab follows the shared budget by feedback every 250 ms, and a
 	// database writes in bursts: over a few seconds the sum lands within
 	// about 15% of the budget (docs/lab.md), both before the event (200)
-	// and after it (400; a CI run measured 448 over 3 s).
-	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 235 || ma < 1.25*mb || ma > 1.15*400 {
+	// and after it (400; a CI run measured 448 over 3 s). The feedback's
+	// gain, shrunk by write bursts the throttle does not hold back, needs a
+	// few seconds to grow back after a raise: with a 10 s phase a CI run
+	// measured 200 over the 3 s after it, so each side now has 7 s. Runs
+	// here measured 203 and 232 before, 312 and 318 after.
+	if len(rb) < 2 || len(ra) < 2 || mb < 170 || mb > 245 || ma < 1.25*mb || ma > 1.15*400 {
 		t.Fatalf("the designed cause did not happen: reads + writes %.0f/s before (want about 200, the limit) and %.0f/s after (want well above it, at most the new 400)", mb, ma)
 	}
 

@@ -81,6 +81,7 @@ func (ex *executor) startMonitor(id int64, origin, end time.Time) func() {
 	// Live sources: a cluster event adds or removes hosts, and a restart
 	// replaces the sampler of the server's processes, while this run is
 	// sampled.
+	ctl := ex.ctl
 	live := &liveSources{list: []monitor.Source{ex.sampler}}
 	for _, m := range ex.hostMons {
 		live.add(m)
@@ -93,6 +94,7 @@ func (ex *executor) startMonitor(id int64, origin, end time.Time) func() {
 				kept = append(kept, x)
 			}
 		}
+		ctl.samples(kept) // the controller's view of the tier's CPU (controller.go)
 		return ex.st.AddSamples(id, kept)
 	})
 	r.Start(origin)

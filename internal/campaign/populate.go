@@ -32,6 +32,9 @@ type populatedDetail struct {
 const (
 	causePopulateUnthrottled = "populate_unthrottled"
 	causePopulateDone        = "populate_done"
+	// The same around the start of the target's servers.
+	causeStartUnthrottled = "start_unthrottled"
+	causeStartDone        = "start_done"
 )
 
 // Fill makes the target ready for the workload: it prepares it, and
@@ -152,10 +155,10 @@ func (su *Setup) populate(ctx context.Context, show func(progress.State)) (err e
 	}
 	unthrottled := su.spec.Lab != nil && su.spec.Lab.PopulateUnthrottled
 	if unthrottled {
-		if err := su.unthrottle(); err != nil {
+		if err := su.unthrottle(causePopulateUnthrottled); err != nil {
 			return err
 		}
-		defer func() { err = errors.Join(err, su.rethrottle()) }()
+		defer func() { err = errors.Join(err, su.rethrottle(causePopulateDone)) }()
 	}
 	start := time.Now()
 	show(progress.State{Phase: "populate"})
@@ -187,10 +190,10 @@ func (su *Setup) populate(ctx context.Context, show func(progress.State)) (err e
 	return su.addPopulated(d)
 }
 
-// unthrottle lifts the lab's volume and CPU limits for a population and
-// records the lift in the hosts' limit log, so that nothing judges the
-// population's seconds against the defined limits.
-func (su *Setup) unthrottle() error {
+// unthrottle lifts the lab's volume and CPU limits for a population (or
+// the servers' start) and records the lift in the hosts' limit log with
+// cause, so that nothing judges those seconds against the defined limits.
+func (su *Setup) unthrottle(cause string) error {
 	u, ok := su.Provider.(infra.Unthrottler)
 	if !ok {
 		return fmt.Errorf("lab.populate_unthrottled: the %s provider cannot lift its hosts' limits; leave it out", su.Provider.Name())
@@ -198,16 +201,16 @@ func (su *Setup) unthrottle() error {
 	if err := u.Unthrottle(); err != nil {
 		return errors.Join(fmt.Errorf("lab.populate_unthrottled: lifting the hosts' limits: %w", err), u.Rethrottle())
 	}
-	return su.recordLimits(time.Now(), causePopulateUnthrottled)
+	return su.recordLimits(time.Now(), cause)
 }
 
-// rethrottle puts the lab's limits back as defined after a population,
-// before any run, and records them.
-func (su *Setup) rethrottle() error {
+// rethrottle puts the lab's limits back as defined after a population
+// (or the servers' start), before any run, and records them with cause.
+func (su *Setup) rethrottle(cause string) error {
 	if err := su.Provider.(infra.Unthrottler).Rethrottle(); err != nil {
 		return fmt.Errorf("lab.populate_unthrottled: putting the hosts' limits back after populating: %w", err)
 	}
-	return su.recordLimits(time.Now(), causePopulateDone)
+	return su.recordLimits(time.Now(), cause)
 }
 
 // Populate loads a workload's data set into tgt: record_count YCSB records

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/probe"
@@ -27,6 +28,12 @@ type ProbeOptions struct {
 	Window func(probe.Window)
 	// Baseline hears the unloaded latency once it is measured; nil = quiet.
 	Baseline func(probe.Baseline)
+	// Note hears one line of news (load agents connecting); nil = quiet.
+	Note func(string)
+	// Kubernetes, when set, sends the windows' requests from the pods of
+	// a Kubernetes Job (headroom probe --agents k8s:N) in place of
+	// load.agents.
+	Kubernetes *KubernetesAgents
 }
 
 // Probe runs the black-box capacity probe (seed 004, internal/probe)
@@ -41,10 +48,23 @@ func (su *Setup) Probe(ctx context.Context, cfg probe.Config, o ProbeOptions) (*
 	if err != nil {
 		return nil, err
 	}
-	runner := &probe.EngineRunner{
+	var runner probe.WindowRunner = &probe.EngineRunner{
 		Target: su.Target, Generator: gen, Arrival: s.Load.Arrival, MaxInFlight: s.Load.MaxInFlight,
 		LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration, Timeout: s.Load.Timeout.Duration,
 		Seed: RunSeed(s.Seed, 1),
+	}
+	if o.Kubernetes != nil || s.Load.Agents != nil { // load agents send the windows' requests (agents_probe.go)
+		var f *fleet
+		if o.Kubernetes != nil {
+			f, err = startKubernetesFleet(ctx, s, o.Kubernetes, o.Note) // agents_k8s.go
+		} else {
+			f, err = startFleet(ctx, s, su.Hosts, o.Note, filepath.Dir(st.Path()))
+		}
+		if err != nil {
+			return nil, err
+		}
+		defer f.close()
+		runner = newFleetWindows(f, s, o.Treatment, su.Target, RunSeed(s.Seed, 1), gen.NextInsert())
 	}
 	id, err := st.StartProbe(store.Probe{
 		Target: s.Target.Type, RTTAddr: o.RTTAddr, ConfigJSON: probeConfigJSON(cfg, s.Load, o.Treatment),

@@ -236,16 +236,25 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	} else {
 		cfg.Clients = int(p.Level)
 	}
-	stopMonitor, stopEvents := func() {}, func() {}
+	stopMonitor, stopEvents, stopController := func() {}, func() {}, func() {}
+	var cons *consistencyRun                // workload.consistency (consistency.go); nil without
+	ctl, ctlErr := ex.prepareController(id) // controller.go; nil without
+	ex.ctl = ctl
+	defer func() { ex.ctl = nil }()
 	cfg.Started = func(t0 time.Time) {
 		warm := (cfg.Warmup + cfg.Interval - 1) / cfg.Interval * cfg.Interval
 		stopMonitor = ex.startMonitor(id, t0, t0.Add(warm+cfg.Measure))
 		stopEvents = ex.startEvents(ctx, id, t0.Add(warm))
+		stopController = ctl.start(ctx, t0.Add(warm), t0.Add(warm+cfg.Measure))
+		cons.begin(ctx, t0, t0.Add(warm+cfg.Measure))
 	}
 	var res load.Result
 	gen, err := workload.New(ex.wcfg, cfg.Seed)
 	if err == nil {
 		err = schedErr
+	}
+	if err == nil {
+		err = ctlErr
 	}
 	if err == nil {
 		gen.ContinueInserts(ex.next.NextInsert)
@@ -270,6 +279,7 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			if err := ex.st.AddIntervals(ivs); err != nil {
 				return &storeError{err}
 			}
+			ex.ctl.observe(t)
 			if err := ex.reserveKeys(id, gen, &lastKeys); err != nil {
 				return err
 			}
@@ -289,19 +299,24 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 			return nil
 		}
 		if err == nil {
-			res, err = load.Run(ctx, cfg, ex.tgt, gen, sink)
+			cons, err = ex.openConsistency(ctx, id)
+		}
+		switch {
+		case err == nil && ex.agents != nil: // load agents (agents.go)
+			res, err = ex.runAgents(ctx, id, p, cfg, gen, sink)
+		case err == nil:
+			res, err = cons.run(ctx, cfg, ex.tgt, gen, sink)
 		}
 		stopEvents()
+		stopController()
 		stopMonitor()
-		if gen != nil && ex.hasNodeEvents() && ctx.Err() == nil {
-			// Before the cluster is put back: the records must have
-			// survived the change itself (writecheck.go).
-			if cerr := ex.checkWrites(ctx, id, gen.NextInsert(), gen.Holes()); cerr != nil && err == nil {
-				err = cerr
-			}
+		if cerr := cons.finish(ctx); cerr != nil && err == nil {
+			err = cerr
 		}
-		if uerr := ex.undoEvents(ctx, id); uerr != nil && err == nil {
-			err = fmt.Errorf("putting the lab back after the run's events: %w", uerr)
+		// Heal, read back every acknowledged record, put the set-up back
+		// (failure.go).
+		if aerr := ex.afterEvents(ctx, id, gen); aerr != nil && err == nil {
+			err = aerr
 		}
 	}
 
@@ -320,6 +335,9 @@ func (ex *executor) runOne(ctx context.Context, p spec.PlannedRun) (string, erro
 	case failure != "":
 		status, msg = store.StatusFailed, failure
 		err = errors.New(failure)
+	}
+	if status == store.StatusCompleted && ex.partial != "" {
+		msg, ex.partial = ex.partial, "" // some agents' shares are missing (agents.go)
 	}
 	m := res.Measured
 	sum := store.RunSummary{

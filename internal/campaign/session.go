@@ -245,13 +245,30 @@ func (ss *Session) Open(ctx context.Context, t Treatment) (_ *Setup, err error) 
 		env.Lab = placer(func() infra.Hosts { return su.Hosts })
 		env.Hosts = func() []string { return su.Hosts.Names() }
 	}
-	if su.Target, err = f.Open(s.Target.Options, env); err != nil {
+	if err := su.openTarget(f, env); err != nil {
 		return nil, err
 	}
 	if err := RecordTreatment(ss.Store, s, t.Name, t.Index, su, t.Set); err != nil {
 		return nil, err
 	}
 	return su, nil
+}
+
+// openTarget opens the target, which starts its managed servers. With
+// lab.populate_unthrottled the hosts' limits are lifted while they start,
+// as for the population: a node at a tenth of a core (a host scaled down
+// so that a cluster fits this machine) would take minutes to start a JVM
+// that the instance type it stands for starts in seconds; none of it is
+// measured, and the limits are back before the first run.
+func (su *Setup) openTarget(f registry.Factory, env registry.Env) (err error) {
+	if su.spec.Lab != nil && su.spec.Lab.PopulateUnthrottled {
+		if err := su.unthrottle(causeStartUnthrottled); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, su.rethrottle(causeStartDone)) }()
+	}
+	su.Target, err = f.Open(su.spec.Target.Options, env)
+	return err
 }
 
 // placer puts managed servers on the provider's hosts for the target

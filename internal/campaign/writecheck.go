@@ -15,23 +15,38 @@ import (
 	"github.com/headroom-dev/headroom/internal/workload"
 )
 
-// EventWriteCheck is the event kind of a write check: after a run whose
-// cluster changed (add_node, remove_node), every record the target
-// acknowledged (the populated ones and the run's acknowledged inserts) is
-// read back at the strongest consistency the target offers, and the
-// records not found are counted as lost.
+// EventWriteCheck is the event kind of a write check (Jepsen's set-full
+// idea): after a run whose cluster changed (add_node, remove_node), that
+// had a fault (kill, stop, link_down, partition, promote), or after every
+// run when the spec sets analysis.failures.write_check, every record the
+// target acknowledged (the populated ones and the run's acknowledged
+// inserts; an insert that failed or timed out was never acknowledged and
+// is skipped) is read back at the strongest consistency the target offers
+// and classified: stable (read back), lost (acknowledged, not found) or
+// never read (the read failed).
 const EventWriteCheck = "write_check"
 
-// writeCheck is the detail of a write_check event.
+// writeCheck is the detail of a write_check event (results.WriteCheck
+// reads it).
 type writeCheck struct {
+	Trigger    string   `json:"trigger"` // spec, cluster_change or fault
 	Checked    int64    `json:"checked"`
+	Stable     int64    `json:"stable"`     // read back
 	Lost       int64    `json:"lost"`       // acknowledged, now not found
-	Unreadable int64    `json:"unreadable"` // the read failed (not a not-found)
+	Unreadable int64    `json:"unreadable"` // never read: the read failed (not a not-found)
 	FirstLost  []uint64 `json:"first_lost,omitempty"`
 	Strong     bool     `json:"strong"` // read through the target's strongest reads
 	Seconds    float64  `json:"seconds"`
 	FirstError string   `json:"first_error,omitempty"`
+	// HolesForgotten says the run had more failed inserts than the
+	// generator remembers (workload.maxHoles): some records counted lost
+	// may be inserts that were never acknowledged.
+	HolesForgotten bool `json:"holes_forgotten,omitempty"`
 }
+
+// holeMemory is how many failed inserts the workload generator remembers
+// (internal/workload/ack.go, maxHoles).
+const holeMemory = 4096
 
 // writeCheckWorkers read concurrently: a large data set at ALL would
 // otherwise take minutes.
@@ -39,7 +54,7 @@ const writeCheckWorkers = 16
 
 // checkWrites reads back key numbers [0, next) except holes (inserts
 // that stored nothing) and records what it found.
-func (ex *executor) checkWrites(ctx context.Context, id int64, next uint64, holes []uint64) error {
+func (ex *executor) checkWrites(ctx context.Context, id int64, trigger string, next uint64, holes []uint64) error {
 	if ex.wcfg.IsStatements() || next == 0 {
 		return nil
 	}
@@ -104,8 +119,24 @@ func (ex *executor) checkWrites(ctx context.Context, id int64, next uint64, hole
 	}
 	wg.Wait()
 	slices.Sort(firstLost)
-	rec := writeCheck{Checked: checked.Load(), Lost: lost.Load(), Unreadable: unreadable.Load(), FirstLost: firstLost,
-		Strong: strong, Seconds: time.Since(start).Seconds()}
+	rec := writeCheck{Trigger: trigger, Checked: checked.Load(), Lost: lost.Load(), Unreadable: unreadable.Load(), FirstLost: firstLost,
+		Strong: strong, Seconds: time.Since(start).Seconds(), HolesForgotten: len(holes) >= holeMemory}
+	// Records no worker got to (no client could be opened, or the
+	// campaign was stopped) were never read either.
+	var acked int64
+	for k := range next {
+		if !skip[k] {
+			acked++
+		}
+	}
+	if acked > rec.Checked {
+		rec.Unreadable += acked - rec.Checked
+		rec.Checked = acked
+		if firstErr == nil && ctx.Err() != nil {
+			rec.FirstError = ctx.Err().Error()
+		}
+	}
+	rec.Stable = rec.Checked - rec.Lost - rec.Unreadable
 	if firstErr != nil {
 		rec.FirstError = firstErr.Error()
 	}
@@ -115,13 +146,25 @@ func (ex *executor) checkWrites(ctx context.Context, id int64, next uint64, hole
 	}
 	switch {
 	case rec.Lost > 0:
-		ex.prog.Note(fmt.Sprintf("LOST WRITES: %d of %d acknowledged records are gone after the cluster changed (first: key numbers %v)", rec.Lost, rec.Checked, rec.FirstLost))
+		ex.prog.Note(fmt.Sprintf("LOST WRITES: %d of %d acknowledged records are gone after %s (first: key numbers %v); %d stable, %d never read",
+			rec.Lost, rec.Checked, triggerText(trigger), rec.FirstLost, rec.Stable, rec.Unreadable))
 	case rec.Unreadable > 0:
 		ex.prog.Note(fmt.Sprintf("write check: %d of %d records could not be read (%s); none was found missing", rec.Unreadable, rec.Checked, rec.FirstError))
 	default:
-		ex.prog.Note(fmt.Sprintf("write check: all %d acknowledged records read back in %.1fs", rec.Checked, rec.Seconds))
+		ex.prog.Note(fmt.Sprintf("write check: all %d acknowledged records read back (stable) in %.1fs", rec.Checked, rec.Seconds))
 	}
 	return nil
+}
+
+// triggerText says in words what the records had to survive.
+func triggerText(trigger string) string {
+	switch trigger {
+	case "cluster_change":
+		return "the cluster changed"
+	case "fault":
+		return "the run's faults"
+	}
+	return "the run"
 }
 
 // hasNodeEvents says whether the spec changes the cluster during runs.

@@ -1,0 +1,163 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// tickRunner is a Runner whose share records known latencies: in interval
+// k agent i records k*100+j+i*7 µs for j < 50*(i+1), so that the test
+// knows every value. It keeps the schedule of a real run (one interval per
+// interval's length from the start instant).
+type tickRunner struct {
+	index    int
+	interval time.Duration
+	last     int64
+	mu       sync.Mutex
+	sent     []int64 // indexes sent
+	start    time.Time
+}
+
+func (r *tickRunner) Prepare(ctx context.Context, o Order) (Prepared, error) {
+	r.index = o.Share.Index
+	return r, nil
+}
+func (r *tickRunner) Hist() HistRange { return Geometry() }
+func (r *tickRunner) Close() error    { return nil }
+
+func values(agent int, k int64) []int64 {
+	var out []int64
+	for j := range 50 * (agent + 1) {
+		out = append(out, k*100+int64(j)+int64(agent)*7+1)
+	}
+	return out
+}
+
+func (r *tickRunner) Run(ctx context.Context, start time.Time, send func(IntervalMsg) error) (ResultMsg, error) {
+	r.mu.Lock()
+	r.start = start
+	r.mu.Unlock()
+	var done int64
+	for k := int64(0); k <= r.last; k++ {
+		select {
+		case <-ctx.Done():
+			return ResultMsg{Interrupted: true}, nil
+		case <-time.After(time.Until(start.Add(time.Duration(k+1) * r.interval))):
+		}
+		h := store.NewHistogram()
+		for _, v := range values(r.index, k) {
+			_ = h.RecordValue(v)
+		}
+		st, err := EncodeStat(Stat{Phase: "measure", Op: "read", Count: h.TotalCount(), Hist: h})
+		if err != nil {
+			return ResultMsg{}, err
+		}
+		if err := send(IntervalMsg{Index: k, StartNs: int64(k) * int64(r.interval), Duration: int64(r.interval), Phase: "measure", Stats: []OpStat{st}}); err != nil {
+			return ResultMsg{}, err
+		}
+		done += h.TotalCount()
+		r.mu.Lock()
+		r.sent = append(r.sent, k)
+		r.mu.Unlock()
+	}
+	return ResultMsg{Measured: Totals{Completed: done}, Throughput: float64(done)}, nil
+}
+
+func TestCoordinatorMergesAndMarksALostAgent(t *testing.T) {
+	c, err := Listen("127.0.0.1:0", testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const iv = 150 * time.Millisecond
+	const last = 5
+	runners := []*tickRunner{{interval: iv, last: last}, {interval: iv, last: last}}
+	ctxB, killB := context.WithCancel(context.Background())
+	defer killB()
+	doneA := dial(t, context.Background(), c, "a", testToken, runners[0])
+	dial(t, ctxB, c, "b", testToken, runners[1])
+	if err := c.Wait(context.Background(), []string{"a", "b"}, 5*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	orders := []Order{{Share: Share{Index: 0, Of: 2}}, {Share: Share{Index: 1, Of: 2}}}
+	rs := RunSpec{Agents: []string{"a", "b"}, Orders: orders, Interval: iv, Last: last, Drain: iv, Behind: 600 * time.Millisecond}
+
+	var merged []Merged
+	out, err := c.Run(context.Background(), rs, func(m Merged) error {
+		merged = append(merged, m)
+		if m.Index == 1 {
+			killB() // agent b dies after its second interval
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(merged) != last+1 {
+		t.Fatalf("%d merged intervals, want %d", len(merged), last+1)
+	}
+	for _, m := range merged {
+		// Expected: a's values always; b's while it lived.
+		all := store.NewHistogram()
+		var want int64
+		for i := range 2 {
+			if _, ok := m.PerAgent[[]string{"a", "b"}[i]]; !ok {
+				continue
+			}
+			for _, v := range values(i, m.Index) {
+				_ = all.RecordValue(v)
+				want++
+			}
+		}
+		if m.Index <= 1 && len(m.PerAgent) != 2 {
+			t.Errorf("interval %d merged %d agents before b died", m.Index, len(m.PerAgent))
+		}
+		if m.Index >= 3 && (len(m.PerAgent) != 1 || len(m.Missing) != 1 || m.Missing[0] != "b") {
+			t.Errorf("interval %d: agents %v, missing %v; b was killed after interval 1", m.Index, len(m.PerAgent), m.Missing)
+		}
+		s := m.Stats[0]
+		if s.Count != want || s.Hist.TotalCount() != want || !s.Hist.Equals(all) {
+			t.Errorf("interval %d: merged count %d, histogram %d, want %d and the histogram of all values", m.Index, s.Count, s.Hist.TotalCount(), want)
+		}
+		// a's own data is intact, whatever happened to b.
+		a := m.PerAgent["a"][0]
+		if a.Count != 50 || a.Hist.ValueAtQuantile(100) != int64(m.Index*100+50) {
+			t.Errorf("interval %d: agent a count %d max %d", m.Index, a.Count, a.Hist.ValueAtQuantile(100))
+		}
+		if want := out.Start.Add(time.Duration(m.Index) * iv); !m.Start.Equal(want) {
+			t.Errorf("interval %d starts at %v, want the start instant + %d intervals", m.Index, m.Start, m.Index)
+		}
+	}
+	a, b := out.Agents[0], out.Agents[1]
+	if a.Status != store.AgentCompleted || a.Result == nil || a.Result.Measured.Completed != 50*(last+1) {
+		t.Errorf("agent a: %+v", a)
+	}
+	if b.Status != store.AgentLost || b.LostAt.IsZero() || b.LostAt.Before(out.Start) {
+		t.Errorf("agent b: %+v; want lost after the start", b)
+	}
+	if p := out.Partial(); !strings.Contains(p, "agent b lost at +") {
+		t.Errorf("partial: %q", p)
+	}
+	// The clock offsets of two processes on one machine are tiny; the
+	// exchange measured them within its round trip.
+	for _, ag := range out.Agents {
+		if ag.Clock.RTT <= 0 || ag.Clock.Offset > ag.Clock.RTT || -ag.Clock.Offset > ag.Clock.RTT {
+			t.Errorf("agent %s clock %+v", ag.Name, ag.Clock)
+		}
+	}
+	// Both started at the ordered instant, in their clock.
+	runners[0].mu.Lock()
+	if d := runners[0].start.Sub(out.Start); d > a.Clock.RTT || -d > a.Clock.RTT {
+		t.Errorf("agent a was told to start %v away from the run's start", d)
+	}
+	runners[0].mu.Unlock()
+	c.Close()
+	if err := <-doneA; err != nil {
+		t.Errorf("agent a after bye: %v", err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
+	"github.com/headroom-dev/headroom/internal/pgstore"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
 	"github.com/headroom-dev/headroom/internal/results"
 )
@@ -17,9 +18,9 @@ func newAssessCmd() *cobra.Command {
 	var models []string
 	var thresholds []float64
 	var opSize string
-	var save, noSave bool
+	var save, noSave, verify, quiet bool
 	cmd := &cobra.Command{
-		Use:   "assess RESULTS_DIR|results.db",
+		Use:   "assess RESULTS_DIR|results.db|postgres://...",
 		Short: "Service level pressure: which rented service is pressed, what to provision, and what it costs",
 		Long: `Judge every monitored host resource that has an expected service level
 (ESL) model against it (seed 000, docs/esl.md): the service level pressure
@@ -45,10 +46,24 @@ also fits the factor and normalized-op unit that align them (seed 000
 
 Everything is read from the results store, which only --save writes to;
 headroom report writes the same as a report section and never writes to
-the store.`,
+the store.
+
+With --verify it closes the loop of seed 000 §5.2: each recommendation
+that a spec field can apply (more provisioned IOPS, a larger instance
+type, or twice the nodes where the catalog has nothing larger) becomes a
+treatment of the same campaign (the base treatment's settings plus the
+change; added to the stored spec), its runs are appended to the same
+results, and the campaign is assessed again: before and after pressure,
+throughput and $/month per req/s, with a verdict on whether the
+recommendation paid. Throughput is the capacity under the SLO, or the
+highest achieved throughput on both sides when a side met the SLO at no
+level. A change already measured by a treatment is compared without
+running again, and a treatment --verify added is not verified in turn:
+one call takes one step from the treatments you wrote.`,
 		Example: `  headroom assess results/aisle-lab-20261124-101500
   headroom assess --model db1/disk:xvdf=io1-300.yaml --threshold 80 imported.db
-  headroom assess --save --model db1/disk:xvdf=io1-300.yaml imported.db`,
+  headroom assess --save --model db1/disk:xvdf=io1-300.yaml imported.db
+  sudo headroom assess --verify results/aisle-lab-20261124-101500`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if save && noSave {
@@ -64,6 +79,15 @@ the store.`,
 			}
 			if opSize != "" && opSize != assess.OpSizeBest && opSize != assess.OpSizeObserved {
 				return &exitError{ExitUsage, fmt.Sprintf("--op-size %q is not a policy; use best or observed", opSize)}
+			}
+			if (verify || save) && pgstore.IsURL(args[0]) {
+				return &exitError{ExitUsage, "--verify and --save add to the results store, and a postgres:// campaign is read from a temporary copy; run them on the local results, then headroom push them again"}
+			}
+			if verify {
+				if save {
+					return &exitError{ExitUsage, "--verify and --save do different jobs; run headroom assess --save first, then --verify"}
+				}
+				return verifyRecommendations(c.OutOrStdout(), c.ErrOrStderr(), args[0], opt, quiet) // assess_verify.go
 			}
 			return withResults(args[0], func(r *results.Results) error {
 				a, err := assess.FromResults(r, opt)
@@ -82,6 +106,8 @@ the store.`,
 	cmd.Flags().Float64SliceVar(&thresholds, "threshold", nil, "critical SLP threshold in percent (repeatable; default analysis.esl.thresholds, else 70 and 95)")
 	cmd.Flags().StringVar(&opSize, "op-size", "", "where a volume's ESL is taken: best (the op size where it is highest) or observed (each interval's mean op size)")
 	cmd.Flags().BoolVar(&save, "save", false, "keep the models read from files (--model, analysis.esl.models) in the results store")
+	cmd.Flags().BoolVar(&verify, "verify", false, "turn each persistent pressure's recommendation into a treatment of the campaign, run it into the same results, and say whether it paid (needs the lab, as headroom run does)")
+	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "with --verify: no progress display")
 	cmd.Flags().BoolVar(&noSave, "no-save", false, "do not keep the models read from files in the results store (the default; see --save)")
 	return cmd
 }

@@ -26,7 +26,7 @@ func newBottleneckCmd() *cobra.Command {
 		hosts                     []string
 	)
 	cmd := &cobra.Command{
-		Use:   "bottleneck RESULTS_DIR|results.db",
+		Use:   "bottleneck RESULTS_DIR|results.db|postgres://...",
 		Short: "Print which resources limited each run (or imported data), the intervention analysis and the maps",
 		Long: `Print, for every run of a stored campaign, its multi-bottleneck
 classification in one sentence (single, concurrent, oscillatory or

@@ -15,17 +15,24 @@ import (
 
 func newExportCmd() *cobra.Command {
 	var format, table, out string
+	var hist historyExport // --history: export_history.go
 	cmd := &cobra.Command{
 		Use:   "export RESULTS_DIR|results.db",
 		Short: "Write stored results as CSV or JSON",
 		Long: `Write the results tables (campaign, runs, intervals, events, samples) as CSV or
 JSON. With --table, one table goes to standard output (or --out FILE).
 Without it, every table is written into the directory --out (default
-RESULTS_DIR/export) as <table>.<format>.`,
+RESULTS_DIR/export) as <table>.<format>. With --history, the consistency
+history of every run that has one (history-run<ID>.jsonl or .edn), or of
+--run ID to standard output.`,
 		Example: `  headroom export results/quickstart-20261123-101500
-  headroom export --format json --table runs results/quickstart-20261123-101500 > runs.json`,
+  headroom export --format json --table runs results/quickstart-20261123-101500 > runs.json
+  headroom export --history --run 3 --format edn results/staleness-20261123-101500 > history.edn`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if hist.wanted(c) {
+				return hist.export(c, args[0], format, table, out)
+			}
 			if format != "csv" && format != "json" {
 				return &exitError{ExitUsage, fmt.Sprintf("--format %q is not supported; use csv or json", format)}
 			}
@@ -78,8 +85,9 @@ RESULTS_DIR/export) as <table>.<format>.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&format, "format", "f", "csv", "csv or json")
+	cmd.Flags().StringVarP(&format, "format", "f", "csv", "csv or json (with --history: jsonl or edn)")
 	cmd.Flags().StringVarP(&table, "table", "t", "", "one table to standard output: "+strings.Join(store.ExportTables(), ", "))
-	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (with --table) or directory")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (with --table, or --history --run) or directory")
+	hist.flags(cmd)
 	return cmd
 }

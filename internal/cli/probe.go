@@ -31,6 +31,7 @@ type probeFlags struct {
 	output   string
 	quiet    bool
 	noReport bool
+	agents   string // --agents k8s:N
 }
 
 func newProbeCmd() *cobra.Command {
@@ -99,6 +100,7 @@ report.json are written beside them (see docs/report.md).`,
 	fl.StringVarP(&f.output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the result, not one line per window")
 	fl.BoolVar(&f.noReport, "no-report", false, "do not write report.html and report.json at the end (headroom report writes them later)")
+	fl.StringVar(&f.agents, "agents", "", "k8s:N sends the windows' requests from N load agents in the pods of a Kubernetes Job (the spec's kubernetes: section), in place of load.agents")
 	return cmd
 }
 
@@ -107,9 +109,18 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 	if f.noRTT && f.rttAddr != "" {
 		return &exitError{ExitUsage, "give either --rtt-addr or --no-rtt, not both"}
 	}
+	kube, err := kubernetesAgents(f.agents) // run_k8s.go; nil without --agents
+	if err != nil {
+		return err
+	}
 	s, err := spec.LoadFile(specPath)
 	if err != nil {
 		return &exitError{ExitError, "the spec has problems:\n" + err.Error()}
+	}
+	if kube != nil {
+		if err := campaign.CheckKubernetesAgents(s, kube.Agents); err != nil {
+			return &exitError{ExitError, err.Error()}
+		}
 	}
 	treatments := campaign.Treatments(s)
 	cfgs := make([]probe.Config, len(treatments))
@@ -140,7 +151,7 @@ func runProbe(c *cobra.Command, specPath string, f probeFlags) error {
 		if t.Name != "" {
 			fmt.Fprintf(out, "\ntreatment %d/%d: %s\n", i+1, len(treatments), t.Name)
 		}
-		res, err := probeOne(ctx, sess, t, cfgs[i], f, out, errw)
+		res, err := probeOne(ctx, sess, t, cfgs[i], f, kube, out, errw)
 		if err != nil {
 			sess.Close()
 			if ctx.Err() != nil {
@@ -193,7 +204,7 @@ func probeConfigFor(c *cobra.Command, cfg probe.Config, s *spec.Spec) probe.Conf
 // again as in a campaign (campaign.Session), with the probe's windows
 // printed as they come. An interruption returns the partial result with
 // ctx's error.
-func probeOne(ctx context.Context, sess *campaign.Session, t campaign.Treatment, cfg probe.Config, f probeFlags, out, errw io.Writer) (*probe.Result, error) {
+func probeOne(ctx context.Context, sess *campaign.Session, t campaign.Treatment, cfg probe.Config, f probeFlags, kube *campaign.KubernetesAgents, out, errw io.Writer) (*probe.Result, error) {
 	s := t.Spec
 	su, err := sess.Open(ctx, t)
 	if err != nil {
@@ -234,7 +245,8 @@ func probeOne(ctx context.Context, sess *campaign.Session, t campaign.Treatment,
 
 	fmt.Fprintf(errw, "%s: probing %s for p%g <= %v from %g req/s, %v windows; results in %s\n",
 		s.Name, s.Target.Type, cfg.Percentile, cfg.Threshold, cfg.StartRate, cfg.Window, sess.Dir)
-	opt := campaign.ProbeOptions{Treatment: t.Name, RTTAddr: addr, Meter: meter}
+	opt := campaign.ProbeOptions{Treatment: t.Name, RTTAddr: addr, Meter: meter, Kubernetes: kube,
+		Note: func(line string) { fmt.Fprintln(errw, line) }}
 	if !f.quiet {
 		headed := false // the header comes after the baseline's lines
 		opt.Window = func(w probe.Window) {

@@ -12,36 +12,35 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/campaign"
 	"github.com/headroom-dev/headroom/internal/report"
+	"github.com/headroom-dev/headroom/internal/report/answer"
+	"github.com/headroom-dev/headroom/internal/report/consistency"
+	"github.com/headroom-dev/headroom/internal/report/controller"
+	"github.com/headroom-dev/headroom/internal/report/failures"
+	"github.com/headroom-dev/headroom/internal/report/regions"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/spec"
 )
 
 func newReportCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "report RESULTS_DIR|results.db",
+	var outDir, passwordFile string
+	c := &cobra.Command{
+		Use:   "report RESULTS_DIR|results.db|postgres://...",
 		Short: "Print a stored campaign's summary and write report.html and report.json",
 		Long: `Print the same per-level summary that headroom run prints at the end, and
 write report.html (self-contained: charts are inline SVG, nothing is fetched)
 and report.json (the same numbers) beside the results database. Everything
-is read from the results database only. See docs/report.md.`,
+is read from the results database only. See docs/report.md. A campaign in a
+shared PostgreSQL database (headroom push) is read from its URL, e.g.
+postgres://USER@HOST/DB?campaign=ID; see docs/fleet.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			path, err := storePath(args[0])
-			if err != nil {
-				return err
-			}
-			// The page first: it also covers files of imported data only,
-			// which have no load-response summary to print.
-			if err := writeReportFiles(c.OutOrStdout(), path, report.Sections...); err != nil {
-				return err
-			}
-			if err := printSummary(c.OutOrStdout(), path, nil); err != nil {
-				return err
-			}
-			return noteUnfinished(c.ErrOrStderr(), path)
+			return reportSource(c.OutOrStdout(), c.ErrOrStderr(), args[0], outDir, passwordFile) // resultsarg.go
 		},
 	}
+	c.Flags().StringVar(&outDir, "out", "", "directory for report.html and report.json (default: beside the results database; for a postgres:// URL, the working directory)")
+	c.Flags().StringVar(&passwordFile, "password-file", "", "file holding the shared results database's password (else PGPASSWORD or PGPASSFILE)")
+	return c
 }
 
 // storePath accepts a results directory or the database file itself.
@@ -75,6 +74,23 @@ func printSummary(w io.Writer, path string, _ *spec.Spec) error {
 	c := r.Campaign()
 	if c.SpecYAML == "" && len(r.Runs()) == 0 {
 		return fmt.Errorf("%s holds imported resource data only, no runs to summarise; read it with headroom export -t samples", path)
+	}
+	if err := failures.Terminal(w, r); err != nil { // lost writes and failure verdicts lead
+		return err
+	}
+	card, err := answer.Build(r) // the answers lead the summary
+	if err != nil {
+		return err
+	}
+	report.TerminalAnswers(w, card)
+	if err := consistency.Terminal(w, r); err != nil { // staleness and session verdicts of consistency runs
+		return err
+	}
+	if err := controller.Terminal(w, r); err != nil { // one line per elastic controller
+		return err
+	}
+	if err := regions.Terminal(w, r); err != nil { // one line per run whose agents span regions
+		return err
 	}
 	ts := r.Treatments()
 	if len(ts) == 1 && ts[0].Name == "" {

@@ -6,15 +6,21 @@ import (
 	"path/filepath"
 
 	"github.com/headroom-dev/headroom/internal/report"
+	"github.com/headroom-dev/headroom/internal/report/answer"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // writeReportFiles builds the report of the store at dbPath with the
 // sections of builders after page.Build's (report.Sections for the whole
-// report), and writes report.html and report.json beside the database. It
+// report), the answer card first, and writes report.html and report.json beside the database. It
 // tells w where the page is.
 func writeReportFiles(w io.Writer, dbPath string, builders ...report.Builder) error {
+	return writeReportFilesIn(w, dbPath, filepath.Dir(dbPath), builders...)
+}
+
+// writeReportFilesIn is writeReportFiles writing into dir.
+func writeReportFilesIn(w io.Writer, dbPath, dir string, builders ...report.Builder) error {
 	r, err := results.Open(dbPath)
 	if err != nil {
 		return err
@@ -31,7 +37,11 @@ func writeReportFiles(w io.Writer, dbPath string, builders ...report.Builder) er
 		}
 		rep.Add(secs...)
 	}
-	dir := filepath.Dir(dbPath)
+	card, err := answer.Build(r)
+	if err != nil {
+		return err
+	}
+	rep.PutAnswer(card) // after every section: it links only to sections the report has
 	if err := page.Write(dir, rep); err != nil {
 		return err
 	}

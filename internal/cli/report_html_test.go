@@ -36,12 +36,12 @@ func TestWriteReportFiles(t *testing.T) {
 	}
 	r := readReport(t, filepath.Join(dir, page.JSONFile))
 	ids := sectionIDs(r)
-	if strings.Join(ids, ",") != "campaign,runs,load-response,intervals,events,later" || r.Sections[5].Summary != "It read 4 runs." {
+	if strings.Join(ids, ",") != "answer,campaign,runs,load-response,intervals,events,later" || r.Sections[6].Summary != "It read 4 runs." {
 		t.Errorf("sections %v, last %+v", ids, r.Sections[len(r.Sections)-1])
 	}
 	// 2 levels x 2 repetitions of the null target, SLO p99 <= 50ms.
-	if r.Facts.Completed != 4 || !strings.Contains(r.Sections[2].Summary, "The SLO p99 ≤ 50ms (all operations)") {
-		t.Errorf("facts %+v, load response %q", r.Facts, r.Sections[2].Summary)
+	if r.Facts.Completed != 4 || !strings.Contains(r.Sections[3].Summary, "The SLO p99 ≤ 50ms (all operations)") {
+		t.Errorf("facts %+v, load response %q", r.Facts, r.Sections[3].Summary)
 	}
 	html, err := os.ReadFile(filepath.Join(dir, page.HTMLFile))
 	if err != nil {

@@ -67,7 +67,7 @@ var startProcs = runtime.GOMAXPROCS(0)
 func newRunCmd() *cobra.Command {
 	var resume string
 	var quiet, noReport bool
-	var output string
+	var output, agents string
 	cmd := &cobra.Command{
 		Use:   "run SPEC.yaml | run --resume RESULTS_DIR",
 		Short: "Run an experiment campaign and print its load-response summary",
@@ -84,15 +84,18 @@ finishes the campaign later without repeating completed runs.`,
 			if (resume == "") == (len(args) == 0) || len(args) > 1 {
 				return &exitError{ExitUsage, "give either one spec file or --resume RESULTS_DIR (see headroom run --help)"}
 			}
+			kube, err := kubernetesAgents(agents) // run_k8s.go; nil without --agents
+			if err != nil {
+				return err
+			}
 			ctx, stop := newStopContext()
 			defer stop()
 			var prog progress.Reporter = progress.Quiet()
 			if !quiet {
 				prog = progress.New(c.ErrOrStderr())
 			}
-			opt := campaign.Options{Progress: prog, Configure: widenScheduler}
+			opt := campaign.Options{Progress: prog, Configure: widenScheduler, Kubernetes: kube}
 			var out campaign.Outcome
-			var err error
 			if resume != "" {
 				out, err = campaign.Resume(ctx, resume, opt)
 			} else {
@@ -110,6 +113,11 @@ finishes the campaign later without repeating completed runs.`,
 						return &exitError{ExitError, fmt.Sprintf("--output %s: %v", output, aerr)}
 					}
 					s.Output = abs
+				}
+				if opt.Kubernetes != nil {
+					if err := campaign.CheckKubernetesAgents(s, opt.Kubernetes.Agents); err != nil {
+						return &exitError{ExitError, "--agents " + agents + ": the spec has problems:\n" + err.Error()}
+					}
 				}
 				upTo := "" // a sweep stops after its saturating level (sweep.go)
 				if len(sweepLines(s)) > 0 {
@@ -149,6 +157,7 @@ finishes the campaign later without repeating completed runs.`,
 	cmd.Flags().StringVar(&resume, "resume", "", "continue the campaign in this results directory")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "no progress display")
 	cmd.Flags().BoolVar(&noReport, "no-report", false, "do not write report.html and report.json at the end (headroom report writes them later)")
+	cmd.Flags().StringVar(&agents, "agents", "", "k8s:N launches N load agents as pods of a Kubernetes Job (the spec's kubernetes: section), in place of load.agents")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	return cmd
 }

@@ -1,9 +1,15 @@
 package report
 
 import (
+	"github.com/headroom-dev/headroom/internal/report/answer"
 	"github.com/headroom-dev/headroom/internal/report/bottleneck"
+	"github.com/headroom-dev/headroom/internal/report/consistency"
+	"github.com/headroom-dev/headroom/internal/report/controller"
+	"github.com/headroom-dev/headroom/internal/report/failures"
 	"github.com/headroom-dev/headroom/internal/report/page"
+	"github.com/headroom-dev/headroom/internal/report/plan"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
+	"github.com/headroom-dev/headroom/internal/report/regions"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
 	"github.com/headroom-dev/headroom/internal/report/sweep"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -27,10 +33,15 @@ var Sections = []Builder{
 	rigor.ProbeSections,
 	pressure.ReportSections,
 	bottleneck.ReportSections,
+	consistency.ReportSections,
+	failures.ReportSections,
+	regions.ReportSections,
+	plan.ReportSections,
+	controller.ReportSections,
 }
 
-// Build makes the whole report of a results model: page.Build's sections,
-// then every analysis's.
+// Build makes the whole report of a results model: the answer card, then
+// page.Build's sections, then every analysis's.
 func Build(r *results.Results) (*page.Report, error) {
 	rep, err := page.Build(r)
 	if err != nil {
@@ -43,5 +54,10 @@ func Build(r *results.Results) (*page.Report, error) {
 		}
 		rep.Add(secs...)
 	}
+	card, err := answer.Build(r)
+	if err != nil {
+		return nil, err
+	}
+	rep.PutAnswer(card) // the first section, linking to the ones above
 	return rep, nil
 }

@@ -3,13 +3,17 @@ package page
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/report/answer"
 	"github.com/headroom-dev/headroom/internal/report/browsertest"
+	"github.com/headroom-dev/headroom/internal/results"
 )
 
 // The browser check opens report.html in headless Chromium (through
@@ -112,5 +116,58 @@ func TestBrowserRendersReport(t *testing.T) {
 			t.Errorf("screenshot %s is only %d bytes", p, fi.Size())
 		}
 		t.Logf("screenshot %s (%d bytes)", p, fi.Size())
+	}
+}
+
+// At a 1400 px window and at a phone's width, the report (answer card
+// first, a table as wide as the pressure section's recommendations) keeps
+// every element inside the page: wide tables scroll inside their section,
+// and the card's links lead to sections of the page.
+func TestBrowserLayoutFitsTheWindow(t *testing.T) {
+	b := browsertest.Start(t)
+	st, dir := synthStore(t)
+	res, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Build(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := &Table{ID: "wide-table", Title: "Findings with their evidence", Source: "a table as wide as the pressure section's recommendations"}
+	for _, c := range []string{"treatment", "class", "host", "service", "quality", "mean SLP", "p99 SLP", "TCPT > 95% (% of time)", "MCPT > 70%", "covered", "finding", "suggested change"} {
+		wide.Columns = append(wide.Columns, Column{Title: c})
+	}
+	row := []Cell{Text("piops-300"), Text("provision_more"), Text("db1"), Text("volume:data"), Text("ops_per_s"), Number("99.1%", 99.1), Number("103.4%", 103.4),
+		Number("97.0%", 97), Number("28 s", 28), Number("30 s", 30),
+		Text("db1 volume:data ops_per_s is under persistent pressure: SLP above 95% for 97% of the 30 s covered (mean 99%, p99 103%)"),
+		Text("raise the provisioned IOPS of db1's volume data from 300 to 1800 (+$195.00 per volume-month at $0.13 per IOPS-month); verify it with a treatment that sets the volume's iops: 1800; headroom assess --verify does")}
+	wide.Rows = [][]Cell{row, row}
+	rep.Add(Section{ID: "wide", Title: "A wide table", Summary: "Twelve columns.", Blocks: []Block{{Table: wide}}})
+	card, err := answer.Build(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.PutAnswer(card)
+	if err := Write(dir, rep); err != nil {
+		t.Fatal(err)
+	}
+	shotDir, _ := browsertest.ScreenshotDir(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for _, width := range []int{1400, 420} {
+		load := b.Open(ctx, t, "file://"+filepath.Join(dir, HTMLFile), browsertest.LayoutCheck,
+			[]browsertest.Shot{{Path: filepath.Join(shotDir, fmt.Sprintf("layout-%d.png", width)), Y: 0, Height: 1600}}, width)
+		if len(load.Problems) > 0 {
+			t.Errorf("%d px: problems %v", width, load.Problems)
+		}
+		l := browsertest.CheckLayout(t, load, AnswerSectionID)
+		if len(l.Links) < 1 || l.NavFirst != "Answers" {
+			t.Errorf("%d px: answer card links %v, first entry of the contents %q", width, l.Links, l.NavFirst)
+		}
+		if width < 600 && !slices.Contains(l.Scrolling, "wide-table") {
+			t.Errorf("%d px: the wide table does not scroll inside its section (scrolling: %v)", width, l.Scrolling)
+		}
+		t.Logf("%d px: page %d px, tables scrolling in their section: %v", width, l.Page, l.Scrolling)
 	}
 }

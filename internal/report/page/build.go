@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/results"
@@ -119,13 +120,16 @@ type setting struct {
 	slo       *levels.SLO
 	inProcess bool
 	interval  time.Duration // 0 when unknown
+	// classify is how the bottleneck analysis classifies the treatment's
+	// runs (its analysis.bottleneck settings).
+	classify ab.Config
 }
 
 // settingOf is the setting of treatment t. Its load model is the one it
 // was defined with, or, when that is unknown (a store whose spec could not
 // be read), the model its runs record.
 func settingOf(t results.Treatment, runs []results.Run) setting {
-	s := setting{model: t.Load.Model, inProcess: t.Target.InProcess, interval: t.Load.Interval}
+	s := setting{model: t.Load.Model, inProcess: t.Target.InProcess, interval: t.Load.Interval, classify: ab.SettingsOf(t).Classify}
 	if s.model != "open" && s.model != "closed" {
 		s.model = "open"
 		for _, r := range runs {

@@ -328,7 +328,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"duplicate ID", Report{Sections: []Section{{ID: "a", Title: "A"}, {ID: "b", Title: "B", Blocks: []Block{{Chart: &chart.Chart{ID: "a", Title: "t", Source: "s", Line: &chart.Line{}}}}}}}, `chart ID "a" is already used by a section`},
 		{"bad ID", Report{Sections: []Section{{ID: "1x", Title: "A"}}}, `section ID "1x" must start with a letter`},
-		{"empty block", Report{Sections: []Section{{ID: "a", Title: "A", Blocks: []Block{{}}}}}, "sets 0 of Table, Chart, Note and Code"},
+		{"empty block", Report{Sections: []Section{{ID: "a", Title: "A", Blocks: []Block{{}}}}}, "sets 0 of Table, Chart, Note, Code and Answers"},
 		{"two parts", Report{Sections: []Section{{ID: "a", Title: "A", Blocks: []Block{{Chart: &ok, Note: &Note{}}}}}}, "sets 2 of"},
 		{"no source", Report{Sections: []Section{{ID: "a", Title: "A", Blocks: []Block{{Table: &Table{ID: "t", Title: "T"}}}}}}, "table t: set both Title and Source"},
 		{"short row", Report{Sections: []Section{{ID: "a", Title: "A", Blocks: []Block{{Table: &Table{ID: "t", Title: "T", Source: "s", Columns: []Column{{Title: "x"}}, Rows: [][]Cell{{}}}}}}}}, "row 0 has 0 cells for 1 columns"},

@@ -234,6 +234,9 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 		rules := eventRules(evs, rss)
 		sec.Blocks = append(sec.Blocks, Block{Chart: levelThroughput(i, name, l, rss, rules, set, lsrc)})
 		sec.Blocks = append(sec.Blocks, Block{Chart: levelP99(i, name, rss, rules, set, lsrc)})
+		for _, c := range saturatedCharts(r, set.classify, i, name, rss, rules, lsrc) { // saturated.go
+			sec.Blocks = append(sec.Blocks, Block{Chart: c})
+		}
 		if c := levelResource(i, name, rss, rules, lsrc, "cpu"); c != nil {
 			sec.Blocks = append(sec.Blocks, Block{Chart: c})
 		}

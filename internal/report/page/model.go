@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/report/chart"
@@ -61,6 +62,8 @@ type Block struct {
 	Chart *chart.Chart `json:"chart,omitempty"`
 	Note  *Note        `json:"note,omitempty"`
 	Code  *Code        `json:"code,omitempty"`
+	// Answers is the answer card (answer.go); only its section has one.
+	Answers *Answers `json:"answers,omitempty"`
 }
 
 // Code is verbatim text (the campaign's spec), shown folded.
@@ -151,13 +154,13 @@ func (r *Report) Validate() error {
 		}
 		for i, b := range s.Blocks {
 			n := 0
-			for _, set := range []bool{b.Table != nil, b.Chart != nil, b.Note != nil, b.Code != nil} {
+			for _, set := range []bool{b.Table != nil, b.Chart != nil, b.Note != nil, b.Code != nil, b.Answers != nil} {
 				if set {
 					n++
 				}
 			}
 			if n != 1 {
-				return fmt.Errorf("section %s block %d sets %d of Table, Chart, Note and Code; set exactly one", s.ID, i, n)
+				return fmt.Errorf("section %s block %d sets %d of Table, Chart, Note, Code and Answers; set exactly one", s.ID, i, n)
 			}
 			switch {
 			case b.Table != nil:
@@ -173,6 +176,27 @@ func (r *Report) Validate() error {
 				}
 				if err := b.Chart.Validate(); err != nil {
 					return err
+				}
+			}
+		}
+	}
+	return validateLinks(r, seen)
+}
+
+// validateLinks checks that every link of the answer card leads to a
+// section, table or chart of the report.
+func validateLinks(r *Report, ids map[string]string) error {
+	for _, s := range r.Sections {
+		for _, b := range s.Blocks {
+			if b.Answers == nil {
+				continue
+			}
+			for _, it := range b.Answers.Items {
+				if it.Href == "" {
+					continue
+				}
+				if _, ok := ids[strings.TrimPrefix(it.Href, "#")]; !ok || !strings.HasPrefix(it.Href, "#") {
+					return fmt.Errorf("section %s links %s (%s) to %q, which is not an ID in the report; link only to sections the report holds", s.ID, it.Topic, it.Text, it.Href)
 				}
 			}
 		}

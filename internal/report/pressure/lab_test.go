@@ -3,7 +3,6 @@ package pressure
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -84,15 +83,7 @@ func shortAisle(t *testing.T, dir string) *spec.Spec {
 // and by scaling out. Only directions are asserted, with margins that hold
 // on a busy 2-core machine.
 func TestAisleLoopOnLab(t *testing.T) {
-	labtest.Need(t)
-	if _, err := exec.LookPath("postgres"); err != nil {
-		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
-			if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
-				t.Fatal("postgres is not installed (apt-get install postgresql)")
-			}
-			t.Skip("postgres is not installed (apt-get install postgresql)")
-		}
-	}
+	labtest.NeedServer(t, "postgres", "postgresql")
 	dir := labtest.SearchableDir(t)
 	out, err := campaign.Start(context.Background(), shortAisle(t, dir), campaign.Options{})
 	if err != nil {

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/headroom-dev/headroom/internal/controller/runlog"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
+	"github.com/headroom-dev/headroom/internal/results"
+)
+
+// The empirical controller on a designed load step in the lab
+// (examples/controller-step.yaml): one application server serves about
+// 100 req/s, the load steps from 40 to 160 req/s and back. The controller
+// must add an application host while the sensitive SLA has been violated
+// for at most two periods, the host must serve, and after the step down
+// the controller must remove it again. Every decision is recorded with
+// its reason.
+func TestControllerScalesTheAppTierOnALoadStep(t *testing.T) {
+	labtest.Need(t)
+	if _, err := exec.LookPath("postgres"); err != nil {
+		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
+			if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
+				t.Fatal("postgres is not installed (apt-get install postgresql)")
+			}
+			t.Skip("postgres is not installed (apt-get install postgresql)")
+		}
+	}
+	dir := labtest.SearchableDir(t)
+	src, err := os.ReadFile("../../examples/controller-step.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["output"] = dir
+	doc["lab"].(map[string]any)["catalog"], _ = filepath.Abs("../../examples/controller-types.yaml")
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, "controller-step.yaml")
+	if err := os.WriteFile(spec, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := headroom(t, "run", "--no-report", spec)
+	t.Logf("run output:\n%s", tailLines(out, 30))
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	m := resultsDB.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no results path in output:\n%s", out)
+	}
+	r, err := results.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	runs := r.CompletedRuns("")
+	if len(runs) != 1 {
+		t.Fatalf("one completed run expected: %+v", runs)
+	}
+	run := runs[0]
+	setup, entries, ok, err := runlog.Read(r, run.ID)
+	if err != nil || !ok {
+		t.Fatalf("controller setup: ok %v, %v", ok, err)
+	}
+	if setup.Controller != "empirical" || len(setup.Nodes) != 1 || setup.Period != 5*time.Second {
+		t.Errorf("setup: %+v", setup)
+	}
+	ms := run.Summary.MeasureStart
+	stepUp, stepDown := ms.Add(20*time.Second), ms.Add(65*time.Second)
+	var violated int
+	var added, removed *runlog.Entry
+	for i := range entries {
+		e := &entries[i]
+		t.Logf("%5.0fs  nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
+		if e.Reason == "" {
+			t.Errorf("decision at %v has no reason", e.At)
+		}
+		if e.Error != "" {
+			t.Errorf("decision at %v failed: %s", e.At, e.Error)
+		}
+		if added == nil && e.Requests > 0 && e.Sensitive < 0.9 {
+			violated++
+		}
+		if added == nil && e.Target > e.Nodes {
+			added = e
+		}
+		if added != nil && removed == nil && e.Target < e.Nodes {
+			removed = e
+		}
+	}
+	switch {
+	case added == nil:
+		t.Fatal("the controller never added an application host")
+	case added.At.Before(stepUp):
+		t.Errorf("the controller added a host at %v, before the step up at %v", added.At, stepUp)
+	case added.Path != "scale-up":
+		t.Errorf("the host was added on the %q path, not scale-up", added.Path)
+	case violated > 2:
+		t.Errorf("the sensitive SLA was violated in %d periods before the controller added a host (at most 2)", violated)
+	}
+	if removed == nil {
+		t.Error("the controller never removed the host after the step down")
+	} else if removed.At.Before(stepDown) {
+		t.Errorf("the controller removed a host at %v, before the step down at %v", removed.At, stepDown)
+	}
+	changes, err := r.NodeChanges(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var servedAdd, servedRemove bool
+	for _, c := range changes {
+		t.Logf("node change: %s %s on %s, requested %v, done %v after, %s %s", c.Action, c.Node, c.Host, c.Requested.Sub(ms).Round(time.Millisecond),
+			c.Done.Sub(c.Requested).Round(time.Millisecond), c.Detail, c.Error)
+		if c.Action == "add_node" && c.Served() && strings.HasPrefix(c.Host, "app") {
+			servedAdd = true
+		}
+		if c.Action == "remove_node" && c.Error == "" && c.Requested.After(stepDown) {
+			servedRemove = true
+		}
+	}
+	if !servedAdd || !servedRemove {
+		t.Errorf("node changes: an added app host that served %v, a removal after the step down %v", servedAdd, servedRemove)
+	}
+	if run.Summary.Completed == 0 {
+		t.Errorf("nothing completed: %+v", run.Summary)
+	}
+}
+
+func tailLines(s string, n int) string {
+	ls := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(ls) > n {
+		ls = ls[len(ls)-n:]
+	}
+	return strings.Join(ls, "\n")
+}

@@ -11,7 +11,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # instances (internal/deploy), fio for the disk target's comparison, and
 # iproute2 and iptables for the lab (namespaces, shaped links, partitions),
 # and Chromium (with a font) for the test that opens report.html.
-SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables chromium fonts-liberation
+SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables openssh-server chromium fonts-liberation
 
 .PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-latte bench-pgbench test-fio clean
 
@@ -55,7 +55,7 @@ check:
 unit: build
 	HEADROOM_REQUIRE_SERVERS=$${HEADROOM_REQUIRE_SERVERS:-$$(dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1 && echo 1 || echo 0)} \
 	HEADROOM_REQUIRE_LAB=$${HEADROOM_REQUIRE_LAB:-$$([ "$$(id -u)" = 0 ] && echo 1 || echo 0)} \
-	  $(GO) test -p 1 -count=1 -timeout 15m ./...
+	  $(GO) test -p 1 -count=1 -timeout 25m ./...
 	$(GO) test -count=1 -run '^TestHostileCorpus$$' -v ./internal/spec/
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
 

@@ -254,10 +254,13 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	grace := min(cfg.Interval/10, 50*time.Millisecond)
 	settle := int64(grace + min(cfg.DropAfter, cfg.Interval))
 	// The watchdog checks for expired requests a few times per timeout, but
-	// never more often than every millisecond.
+	// never more often than every millisecond. It runs on its own
+	// goroutine: a sink that takes long (a server-time query to a server
+	// whose disk is stalled took 4 s) must not let the requests in flight
+	// meanwhile outlive their timeout and count as successes.
 	watch := max(min(cfg.Timeout/4, 100*time.Millisecond), time.Millisecond)
-	watchdog := time.NewTicker(watch)
-	defer watchdog.Stop()
+	stopWatchdog := startWatchdog(e, workers, watch)
+	defer stopWatchdog()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	own := col.newHandle() // the engine's own records: arrivals dropped in bulk
@@ -302,8 +305,6 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		timer.Reset(time.Duration(wake - now))
 		select {
 		case <-timer.C:
-		case <-watchdog.C:
-			e.expire(workers, e.since())
 		case <-workersDone:
 			workersDone = nil
 		case <-runCtx.Done():
@@ -314,6 +315,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	// goroutine was busy (storing an interval), so that the loop saw them
 	// done before it saw the cancellation: ask the context itself.
 	res.Interrupted = ctx.Err() != nil
+	stopWatchdog()
 	stopped := e.since()
 	if cpuEnd < 0 {
 		cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
@@ -448,6 +450,28 @@ func (e *run) expire(ws []*worker, now int64) {
 			w.mu.Unlock()
 		}
 	}
+}
+
+// startWatchdog times out the requests in flight every period until the
+// returned function, which waits for it to end, is called (once or more).
+// expire is safe beside the main loop's own calls: each request's timeout
+// is recorded once, under its worker's lock.
+func startWatchdog(e *run, ws []*worker, period time.Duration) func() {
+	quit, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		tick := time.NewTicker(period)
+		defer tick.Stop()
+		for {
+			select {
+			case <-tick.C:
+				e.expire(ws, e.since())
+			case <-quit:
+				return
+			}
+		}
+	}()
+	return sync.OnceFunc(func() { close(quit); <-ended })
 }
 
 // noteError keeps the first error's message; msg is only called for the

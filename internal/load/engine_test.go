@@ -338,6 +338,60 @@ func TestInterruptWhileSinkBusy(t *testing.T) {
 	}
 }
 
+// lateTarget answers every request after d, or when its context ends.
+type lateTarget struct{ d time.Duration }
+
+func (lateTarget) Prepare(context.Context, workload.Config, bool) error { return nil }
+func (t lateTarget) NewClient(context.Context) (target.Client, error)   { return lateClient(t), nil }
+func (lateTarget) Close() error                                         { return nil }
+
+type lateClient struct{ d time.Duration }
+
+func (lateClient) Close() error { return nil }
+func (c lateClient) Do(ctx context.Context, _ *workload.Op) error {
+	select {
+	case <-time.After(c.d):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// The watchdog that times requests out does not wait for the sink. Every
+// request takes 600 ms, three times the 200 ms timeout, so every one is a
+// timeout. The sink takes 1.5 s over the first interval, as a server-time
+// query to a PostgreSQL server whose disk was stalled did (4 s): a
+// watchdog that waited for it let the requests of those seconds complete
+// as successes 600 ms after they started.
+func TestTimeoutsWhileTheSinkIsSlow(t *testing.T) {
+	cfg := openConfig(50, 64, 3*time.Second)
+	cfg.Timeout, cfg.Interval = 200*time.Millisecond, 500*time.Millisecond
+	slow := true
+	var ok, errs, slowest int64
+	res, err := Run(context.Background(), cfg, lateTarget{600 * time.Millisecond}, generator(t, "c"), func(tk Tick) error {
+		for _, o := range tk.Stats {
+			ok, errs = ok+o.Count, errs+o.Errors
+			if o.Count > 0 {
+				slowest = max(slowest, o.Hist.Max())
+			}
+		}
+		if slow {
+			slow = false
+			time.Sleep(1500 * time.Millisecond)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok != 0 {
+		t.Errorf("%d requests counted as successes (the slowest after %d µs) although each took three times the %v timeout", ok, slowest, cfg.Timeout)
+	}
+	if errs < 100 || res.Measured.Errors != errs {
+		t.Errorf("%d timeouts in the intervals, %d in the totals; want the 150 requests of 3 s at 50/s", errs, res.Measured.Errors)
+	}
+}
+
 type spinTarget struct{ stallTarget }
 
 func (s *spinTarget) NewClient(context.Context) (target.Client, error) { return spinClient{}, nil }

@@ -172,7 +172,8 @@ func poolConfig(o *Options, dir string) (*pgxpool.Config, error) {
 		return &pgconn.CancelRequestContextWatcherHandler{Conn: c, DeadlineDelay: 2 * time.Second}
 	}
 	cfg.MaxConns = int32(o.PoolSize)
-	cfg.MinConns = 0
+	// The pool replaces lost connections up to MinConns in the background.
+	cfg.MinConns = int32(o.MinConnections)
 	// Connections live as long as the campaign: recycling them would add
 	// reconnections to the measured latency.
 	cfg.MaxConnLifetime = 7 * 24 * time.Hour
@@ -193,7 +194,35 @@ func (t *Target) openPool(ctx context.Context) error {
 		pool.Close()
 		return fmt.Errorf("postgres target: cannot connect to %s: %w", t.addr, err)
 	}
+	if err := openAhead(ctx, pool, t.opts.MinConnections, t.opts.ConnectTimeout.Duration); err != nil {
+		pool.Close()
+		return fmt.Errorf("postgres target: min_connections: opening %d connections to %s: %w", t.opts.MinConnections, t.addr, err)
+	}
 	t.pool.Store(pool)
+	return nil
+}
+
+// openAhead opens n connections of the pool now, all held at once so
+// that none is reused, and returns them to it idle.
+func openAhead(ctx context.Context, pool *pgxpool.Pool, n int, connectTimeout time.Duration) error {
+	if n <= 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout+time.Duration(n)*time.Second)
+	defer cancel()
+	held := make([]*pgxpool.Conn, 0, n)
+	defer func() {
+		for _, c := range held {
+			c.Release()
+		}
+	}()
+	for range n {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+		held = append(held, c)
+	}
 	return nil
 }
 

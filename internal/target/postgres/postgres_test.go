@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/sqlycsb"
@@ -165,6 +167,38 @@ func TestStatementTimeout(t *testing.T) {
 	op.Params[0].Int = 0
 	if err := c.Do(ctx, op); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// min_connections: at least that many connections are open, and idle,
+// before the target is used (pgx's own background filling may be opening
+// more, never beyond pool_size), and five requests at once are served over them
+// without opening another.
+func TestMinConnectionsOpenAhead(t *testing.T) {
+	tg := openShared(t, func(o *Options) { o.PoolSize, o.MinConnections = 8, 5 })
+	pool := tg.pool.Load()
+	st := pool.Stat()
+	if st.IdleConns() < 5 || st.TotalConns() > 8 {
+		t.Fatalf("after opening: %d connections, %d idle; want at least 5 idle and at most 8 in all", st.TotalConns(), st.IdleConns())
+	}
+	opened := st.NewConnsCount()
+	ctx := context.Background()
+	var held []*pgxpool.Conn
+	for range 5 {
+		c, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, c)
+	}
+	for _, c := range held {
+		if _, err := c.Exec(ctx, "SELECT 1"); err != nil {
+			t.Fatal(err)
+		}
+		c.Release()
+	}
+	if n := pool.Stat().NewConnsCount(); n != opened {
+		t.Errorf("five requests at once opened %d more connections; want none", n-opened)
 	}
 }
 
@@ -419,6 +453,7 @@ func TestValidate(t *testing.T) {
 	os.WriteFile(ca, []byte("x"), 0o600)
 	cases := map[string]func(*Options){
 		"pool_size: must be at least 1":   func(o *Options) { o.PoolSize = 0 },
+		"min_connections: must be 0 to":   func(o *Options) { o.PoolSize, o.MinConnections = 4, 5 },
 		"sslmode:":                        func(o *Options) { o.SSLMode = "maybe" },
 		"query_mode:":                     func(o *Options) { o.QueryMode = "fast" },
 		"table:":                          func(o *Options) { o.Table = "t; DROP" },

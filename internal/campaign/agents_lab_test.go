@@ -328,4 +328,40 @@ func checkRegions(t *testing.T, path string, id int64, merged []store.Interval, 
 		}
 	}
 	t.Logf("terminal: %s", reportregions.Line(*x))
+	checkHostRegions(t, rr, id)
+}
+
+// checkHostRegions checks run id's hosts by region: eu holds load1, us
+// load2, and db1 (no label) is with the machine. The two agents were given
+// equal shares of one workload, so their hosts' network throughputs must
+// agree to within a third, and each host's CPU must show the work.
+func checkHostRegions(t *testing.T, rr *results.Results, id int64) {
+	t.Helper()
+	all, err := regions.HostsFromResults(rr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var x *regions.HostResult
+	for i := range all {
+		if all[i].Run.ID == id {
+			x = &all[i]
+		}
+	}
+	if x == nil || !x.Split() || len(x.Regions) != 3 {
+		t.Fatalf("run %d hosts by region: %+v; want eu, us and %s", id, x, regions.NoRegion)
+	}
+	eu, us, none := x.Regions[0], x.Regions[1], x.Regions[2]
+	if eu.Name != "eu" || strings.Join(eu.Hosts, ",") != "load1" || us.Name != "us" || strings.Join(us.Hosts, ",") != "load2" ||
+		none.Name != regions.NoRegion || !slices.Contains(none.Hosts, "db1") {
+		t.Fatalf("run %d hosts by region: %+v", id, x.Regions)
+	}
+	for _, g := range []regions.HostRegion{eu, us} {
+		if !(g.CPUMean > 0) || !(g.NetBytes > 0) {
+			t.Errorf("region %s: CPU %v%%, network %v B/s; an agent offering 200 req/s shows on both", g.Name, g.CPUMean, g.NetBytes)
+		}
+	}
+	if r := eu.NetBytes / us.NetBytes; !(r > 0.75 && r < 1.33) {
+		t.Errorf("equal shares: eu's network %.0f B/s against us's %.0f B/s", eu.NetBytes, us.NetBytes)
+	}
+	t.Logf("terminal: %s", reportregions.HostLine(*x))
 }

@@ -2,6 +2,8 @@
 // regions (docs/fleet.md, "Regions"): per region, the agents, their
 // successful completions per second, errors and dropped requests, and the
 // latency percentiles of the region's requests over the measured phase.
+// It also groups a run's monitored hosts by their regions (hosts.go): per
+// region, the hosts' CPU utilisation and network throughput.
 //
 // The percentiles are exact at the histograms' precision, as the
 // coordinator's merge of the agents is (internal/agent/merge.go): every
@@ -14,7 +16,6 @@ package regions
 
 import (
 	"fmt"
-	"sort"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -144,13 +145,7 @@ func Analyze(in Input) (Result, error) {
 		}
 		res.Regions = append(res.Regions, *g)
 	}
-	sort.Slice(res.Regions, func(i, j int) bool {
-		a, b := res.Regions[i].Name, res.Regions[j].Name
-		if (a == NoRegion) != (b == NoRegion) {
-			return b == NoRegion
-		}
-		return a < b
-	})
+	sortRegions(res.Regions, func(g Region) string { return g.Name })
 	return res, nil
 }
 

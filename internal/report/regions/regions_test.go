@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/results/resultstest"
@@ -111,5 +112,66 @@ func TestRegionsOneRegion(t *testing.T) {
 	must(Terminal(&out, r))
 	if out.Len() != 0 {
 		t.Errorf("terminal: %q", out.String())
+	}
+}
+
+// A run on lab hosts in two regions, without agents: db1 (eu) at 80%
+// CPU and 2 MiB/s, app1 and app2 (eu, us) at 20% and 60% with 1 KiB/s
+// each, and the machine (no label) at 10%. The section has one table of
+// hosts by region: eu 2 hosts at 50% mean CPU, 80% peak and 2 MiB/s +
+// 1 KiB/s; us 1 host at 60%; (no region) the machine, network not
+// sampled. The terminal prints one line for it.
+func TestHostRegionsSection(t *testing.T) {
+	t0 := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	st := resultstest.Create(t, "", store.Campaign{Name: "hosts", SpecYAML: "name: hosts\n", CreatedAt: t0})
+	must := resultstest.Must(t)
+	must(st.AddEvent(store.Event{Time: t0, Kind: results.EventLab,
+		Detail: `{"name":"l","hosts":[{"name":"db1","type":"medium","region":"eu"},{"name":"app1","type":"small","region":"eu"},{"name":"app2","type":"small","region":"us"}]}`}))
+	id, err := st.StartRun(store.Run{Seq: 1, Slot: 1, Model: "open", Level: 100, Repetition: 1, Start: t0})
+	must(err)
+	var ss []monitor.Sample
+	for sec := range 4 {
+		at := t0.Add(time.Duration(sec) * time.Second)
+		for _, h := range []struct {
+			name     string
+			cpu, net float64
+		}{{"db1", 80, 2 << 20}, {"app1", 20, 1024}, {"app2", 60, 1024}, {"machine", 10, -1}} {
+			ss = append(ss, monitor.Sample{Host: h.name, Resource: monitor.ResourceCPU, Metric: monitor.CPUUtilPct, Start: at, Period: time.Second, Value: h.cpu, Source: monitor.SourceSampled})
+			if h.net >= 0 {
+				ss = append(ss, monitor.Sample{Host: h.name, Resource: "net:eth0", Metric: monitor.NetRxBytes, Start: at, Period: time.Second, Value: h.net, Source: monitor.SourceSampled})
+			}
+		}
+	}
+	must(st.AddSamples(id, ss))
+	must(st.FinishRun(id, store.StatusCompleted, "", t0.Add(4*time.Second), store.RunSummary{MeasureStart: t0, MeasureEnd: t0.Add(4 * time.Second), MeasureSecs: 4}))
+	r, err := results.New(st)
+	must(err)
+
+	secs, err := ReportSections(r)
+	must(err)
+	if len(secs) != 1 || len(secs[0].Blocks) != 1 || secs[0].Blocks[0].Table == nil {
+		t.Fatalf("sections %+v; want one table of hosts", secs)
+	}
+	tb := secs[0].Blocks[0].Table
+	if tb.ID != "region-hosts-run1" || len(tb.Rows) != 3 {
+		t.Fatalf("table %s rows %+v", tb.ID, tb.Rows)
+	}
+	for i, want := range [][]string{{"eu", "2 (app1, db1)", "50.0%", "80.0%", "2.00 MiB/s"}, {"us", "1 (app2)", "60.0%", "60.0%", "1.0 KiB/s"}, {"(no region)", "1 (machine)", "10.0%", "10.0%", "–"}} {
+		for j, w := range want {
+			if got := tb.Rows[i][j].Text; got != w {
+				t.Errorf("row %d %s = %q, want %q", i, tb.Columns[j].Title, got, w)
+			}
+		}
+	}
+	if !strings.Contains(secs[0].Summary, "The monitored hosts of 1 run carry labels of 2 regions") {
+		t.Errorf("summary %q", secs[0].Summary)
+	}
+	rep := &page.Report{Format: page.FormatVersion, Title: "t"}
+	rep.Add(secs[0])
+	must(rep.Validate())
+	var out bytes.Buffer
+	must(Terminal(&out, r))
+	if want := "hosts of run 1 (100 req/s, repetition 1): eu 2 hosts (app1, db1) CPU 50.0% mean, 80.0% peak network 2.00 MiB/s; us 1 host (app2) CPU 60.0% mean, 60.0% peak network 1.0 KiB/s; (no region) 1 host (machine) CPU 10.0% mean, 10.0% peak"; !strings.Contains(out.String(), want) {
+		t.Errorf("terminal:\n%s\nwant a line %q", out.String(), want)
 	}
 }

@@ -475,5 +475,9 @@ func agentTarget(tgt target.Target) (addr, user, password string) {
 	if m, ok := tgt.(interface{ Instance() *deploy.Instance }); ok && m.Instance() != nil {
 		user, password = m.Instance().User, m.Instance().Password
 	}
+	// A managed cluster has no one instance: it names its role itself.
+	if m, ok := tgt.(interface{ Credentials() (string, string) }); ok {
+		user, password = m.Credentials()
+	}
 	return addr, user, password
 }

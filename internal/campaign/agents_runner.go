@@ -110,8 +110,14 @@ func (ar AgentRunner) Prepare(ctx context.Context, o agent.Order) (agent.Prepare
 
 // redirect points a target's options at the coordinator's server: the
 // managed server (if any) is the coordinator's, so the agent only dials
-// its address, which replaces the options' Address.
+// its address, which replaces the options' Address (or what the
+// options' ForAgent makes of it).
 func redirect(opts any, addr, typ string) error {
+	// A target whose managed server is a cluster (no one Address field)
+	// says itself how an agent reaches it.
+	if a, ok := opts.(interface{ ForAgent(addr string) error }); ok {
+		return a.ForAgent(addr)
+	}
 	v := reflect.ValueOf(opts)
 	for v.Kind() == reflect.Pointer && !v.IsNil() {
 		v = v.Elem()

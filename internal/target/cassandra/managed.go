@@ -48,6 +48,12 @@ func openManaged(opts Options, env registry.Env) (*Managed, error) {
 	return &Managed{Target: t, cluster: cl, env: env}, nil
 }
 
+// Credentials are the role the workload logs in as and its generated
+// password, for load agents (sent only over their connections).
+func (m *Managed) Credentials() (user, password string) {
+	return m.cluster.User(), m.cluster.Password()
+}
+
 // Cluster is the managed cluster.
 func (m *Managed) Cluster() *deploy.CassandraCluster { return m.cluster }
 

@@ -292,3 +292,22 @@ func (o Options) levelFields() [2]string {
 	w, _, _ := o.writeLevel()
 	return [2]string{r, w}
 }
+
+// ForAgent turns a managed cluster's options into those a load agent uses
+// to reach the coordinator's cluster (internal/campaign, agents): addr
+// (a node's host:port) becomes the one contact point, from which the
+// driver finds the other nodes, and the managed cluster's replication
+// factor is kept, so that the agent's Prepare checks the keyspace the
+// coordinator made rather than one of min(3, nodes) copies.
+func (o *Options) ForAgent(addr string) error {
+	if o.Managed == nil {
+		return nil
+	}
+	if addr == "" {
+		return fmt.Errorf("the cassandra target's managed cluster has no address the agent can dial")
+	}
+	o.ReplicationFactor = o.knownRF()
+	o.Managed = nil
+	o.Hosts = []string{addr}
+	return nil
+}

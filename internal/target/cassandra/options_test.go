@@ -74,6 +74,40 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+// A load agent's view of a managed ring: the coordinator's node address
+// as the one contact point, the ring's replication factor kept (2 of 4
+// nodes, not min(3, nodes)), nothing managed left, and the options valid
+// once the agent has put the generated role's user and password in.
+func TestForAgent(t *testing.T) {
+	o := defaultOptions()
+	o.Managed = &deploy.Managed{Cluster: &deploy.Cluster{Nodes: 4, ReplicationFactor: 2}}
+	o.ReadConsistency = "TWO"
+	if err := o.ForAgent("10.9.0.2:9042"); err != nil {
+		t.Fatal(err)
+	}
+	if o.Managed != nil || len(o.Hosts) != 1 || o.Hosts[0] != "10.9.0.2:9042" || o.ReplicationFactor != 2 {
+		t.Fatalf("agent options: managed %v, hosts %v, replication_factor %d; want none, [10.9.0.2:9042], 2", o.Managed, o.Hosts, o.ReplicationFactor)
+	}
+	if got := o.contactPoints(); len(got) != 1 || got[0] != "10.9.0.2:9042" {
+		t.Errorf("contact points %v", got)
+	}
+	o.User, o.PasswordEnv = deploy.CassandraUser, "HEADROOM_AGENT_TARGET_PASSWORD"
+	if err := validate(o); err != nil {
+		t.Errorf("the agent's options do not validate: %v", err)
+	}
+
+	single := defaultOptions()
+	single.Managed = &deploy.Managed{}
+	if err := single.ForAgent(""); err == nil || !strings.Contains(err.Error(), "no address the agent can dial") {
+		t.Errorf("a managed node without an address: %v", err)
+	}
+	plain := defaultOptions()
+	plain.Hosts = []string{"db.example.com"}
+	if err := plain.ForAgent("10.9.0.2:9042"); err != nil || plain.Hosts[0] != "db.example.com" {
+		t.Errorf("an existing cluster's options must stay as they are: %v, hosts %v", err, plain.Hosts)
+	}
+}
+
 // The replicas each level waits for, as the table in consistency.go says.
 func TestReplicasNeeded(t *testing.T) {
 	for _, tc := range []struct {

@@ -1,0 +1,101 @@
+package campaign
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
+	"github.com/headroom-dev/headroom/internal/results"
+)
+
+// Where the load comes from, with three Cassandra nodes on a 2-core
+// machine: the client-limit verdict must name the side that was the limit
+// when the cause is designed in. One load agent on its own lab host sends
+// 800 reads/s (open loop, ONE, RF 3) to a 3-node ring on three lab hosts,
+// in two treatments:
+//
+//   - agent-starved: each node has 0.4 vCPU, the agent's host 0.02 (20 ms
+//     of CPU a second, while the agent needs tens of µs per request): the
+//     agent cannot keep its schedule, so its own verdict, and the run's,
+//     must say the client was the limit;
+//   - ring-starved: each node has 0.1 vCPU (a 4-node ring of such nodes
+//     served 300-520 ok/s, docs/clusters.md) and the agent a whole core:
+//     the ring serves well under the offered rate and the verdict must not
+//     blame the client.
+func TestCassandraRingClientLimitVerdict(t *testing.T) {
+	labtest.NeedCassandra(t)
+	dir := labtest.SearchableDir(t)
+	bin := buildHeadroom(t, dir)
+	s := parse(t, dir, fmt.Sprintf(`
+name: cassandra-client-limit
+lab:
+  name: t-cass-climit
+  populate_unthrottled: true
+  hosts:
+    - {name: cass, count: 3, type: medium, vcpus: 0.4}
+    - {name: load, type: small, vcpus: 0.02}
+target:
+  type: cassandra
+  consistency: ONE
+  managed:
+    cluster: {nodes: 3, hosts: cass, replication_factor: 3}
+workload: {ycsb: c, record_count: 1000, field_count: 4, field_length: 50, request_distribution: uniform}
+load:
+  model: open
+  arrival: constant
+  rates: [800]
+  max_in_flight: 128
+  timeout: 5s
+  agents: {hosts: [load], binary: %s}
+phases: {warmup: 3s, measure: 8s}
+interval: 1s
+monitor: {disks: [], interfaces: []}
+treatments:
+  - name: agent-starved
+  - name: ring-starved
+    set:
+      lab.hosts[0].vcpus: 0.1
+      lab.hosts[1].vcpus: 1
+output: out
+`, bin))
+	_, st := start(t, s)
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		treatment string
+		limited   bool
+	}{{"agent-starved", true}, {"ring-starved", false}} {
+		runs := r.CompletedRuns(c.treatment)
+		if len(runs) != 1 {
+			t.Fatalf("%s: completed runs %+v", c.treatment, runs)
+		}
+		run := runs[0]
+		sum := run.Summary
+		limiting, err := r.LimitingAgents(run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %.0f ok/s of 800 offered, %d completed, %d errors, %d dropped, %d late; client-limited %v (agents %v): %s",
+			c.treatment, sum.Throughput, sum.Completed, sum.Errors, sum.Dropped, sum.Late, sum.ClientLimited, limiting, sum.ClientNote)
+		if part, _ := r.Partial(run.ID); part != "" {
+			t.Errorf("%s: the agent must see the run through: %s", c.treatment, part)
+		}
+		if sum.ClientLimited != c.limited {
+			t.Errorf("%s: client-limited = %v, want %v (note %q)", c.treatment, sum.ClientLimited, c.limited, sum.ClientNote)
+		}
+		if want := []string{"load"}; c.limited && strings.Join(limiting, ",") != "load" {
+			t.Errorf("%s: limiting agents %v, want %v", c.treatment, limiting, want)
+		}
+		if !c.limited && len(limiting) != 0 {
+			t.Errorf("%s: limiting agents %v, want none: the ring, not the agent, was the limit", c.treatment, limiting)
+		}
+		// Both designs keep the run well under the offered rate: one by
+		// the agent's quota, the other by the ring's.
+		if sum.Throughput > 0.8*800 {
+			t.Errorf("%s: %.0f ok/s of 800 offered; the design starves one side", c.treatment, sum.Throughput)
+		}
+	}
+}

@@ -441,13 +441,13 @@ type Side struct {
 	// pressure analysis prices no deployment (hosts that differ).
 	LabPerReqPerS float64
 	StillPressed  bool // the quality is still under persistent pressure
-
-	capacity, achieved     float64 // req/s
-	capacityAt, achievedAt float64 // the levels they were reached at
-	openLoop               bool    // levels are offered req/s
 	// Offered is the offered rate Throughput was reached at, req/s (NaN
 	// unless every run was open loop).
-	Offered                 float64
+	Offered float64
+
+	capacity, achieved      float64 // req/s
+	capacityAt, achievedAt  float64 // the levels they were reached at
+	openLoop                bool    // levels are offered req/s
 	deployMonthly, labMonth float64 // $/month; NaN when unpriced
 }
 

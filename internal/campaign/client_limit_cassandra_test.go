@@ -92,10 +92,12 @@ output: out
 		if !c.limited && len(limiting) != 0 {
 			t.Errorf("%s: limiting agents %v, want none: the ring, not the agent, was the limit", c.treatment, limiting)
 		}
-		// Both designs keep the run well under the offered rate: one by
-		// the agent's quota, the other by the ring's.
-		if sum.Throughput > 0.8*800 {
-			t.Errorf("%s: %.0f ok/s of 800 offered; the design starves one side", c.treatment, sum.Throughput)
+		// The starved ring serves well under the offered rate. (The starved
+		// agent's rate says less: it sends in bursts between its quota's
+		// throttled periods and served 588-659 ok/s; its late sends are
+		// the evidence, and the verdict above counts them.)
+		if !c.limited && sum.Throughput > 0.8*800 {
+			t.Errorf("%s: %.0f ok/s of 800 offered; the ring at a tenth of a core each should not serve that", c.treatment, sum.Throughput)
 		}
 	}
 }

@@ -42,6 +42,11 @@ const (
 	// bursts, and every rewrite of a limit restarts its time slice).
 	busyAt = 0.85
 	idleAt = 0.5
+	// gainRecoverBelow: a busy volume whose counted rate is under this
+	// share of its budget has its gain raised (volumeBudget.gain). A
+	// direction alone gets 1 - idleShare of the budget, so a full volume
+	// counts 0.99 of it and must stay above this.
+	gainRecoverBelow = 0.98
 )
 
 // dirLimits are the kernel limits of one volume: reads, then writes; 0 is
@@ -200,15 +205,21 @@ func (b *volumeBudget) observe(c ioCounters, at time.Time) bool {
 		g := b.gain
 		// Proportional steps, bounded so that one burst (a checkpoint's
 		// flush) cannot shut the volume, and a finished burst is
-		// recovered from within a few ticks.
+		// recovered from within a few ticks. The way up starts just under
+		// the budget (gainRecoverBelow), not at the way down's mirror: a
+		// small overshoot takes the gain down by 2-4%, and with a wide
+		// dead band under the budget it stayed there, leaving a busy
+		// volume 3-6% short of its IOPS for good.
 		switch {
 		case total > 1.02*b.ops:
 			g *= max(0.7, b.ops/total)
-		case total < 0.95*b.ops && (b.opsBusy[0] || b.opsBusy[1]):
+		case total < gainRecoverBelow*b.ops && (b.opsBusy[0] || b.opsBusy[1]):
 			g *= min(1.5, max(1.1, b.ops/max(total, 1)))
 		}
 		g = min(1, max(0.05, g))
-		if math.Abs(g-b.gain) > 0.05*b.gain {
+		// Small changes are not written (rewriting the throttle restarts
+		// its slice), except the way back to 1.
+		if math.Abs(g-b.gain) > 0.05*b.gain || g == 1 && b.gain < 1 {
 			b.gain, changed = g, true
 		}
 		lim := b.kernelOps()

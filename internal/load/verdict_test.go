@@ -63,21 +63,26 @@ func TestVerdict(t *testing.T) {
 		// is within the 5% a p95 tolerates. Kept.
 		{"delays within what a p95 tolerates", p95, with(facts(15, p99of20ms, hist(t, 3000, 250)), Totals{Completed: 10000, Late: 250, LateWake: 250}),
 			false, "within the 5% a p95 tolerates"},
-		// 6% sent late by the client (1.5 ms, under X) > 5%: the schedule
-		// was not kept.
-		{"schedule not kept", open, with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}),
-			true, "could not keep the schedule"},
+		// 6% sent late by the client, but by 1.5 ms, under X: a client
+		// whose timers a shared machine delays a little still offers the
+		// rate, and the delay is in its latency. Kept.
+		{"many small delays", open, with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}),
+			false, "the level is kept"},
+		// 6% sent late by the client by 3 ms > X: the schedule was not
+		// kept (6% > 5%).
+		{"schedule not kept", open, with(facts(40, p99of20ms, hist(t, 3000, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}),
+			true, "could not keep the schedule: it sent 6.00% of requests more than 2"},
 		// The same on a machine whose processors other work kept busy
 		// for 60% of the measured phase: the note says who held the
 		// client up.
-		{"schedule not kept on a busy machine", open, busyMachine(with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.6),
+		{"schedule not kept on a busy machine", open, busyMachine(with(facts(40, p99of20ms, hist(t, 3000, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.6),
 			true, "busy: for 60% of the measured phase"},
 		// At 5% pressure the note does not blame the machine.
-		{"schedule not kept, machine idle", open, busyMachine(with(facts(40, p99of20ms, hist(t, 1500, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.05),
+		{"schedule not kept, machine idle", open, busyMachine(with(facts(40, p99of20ms, hist(t, 3000, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.05),
 			true, "(client CPU 40% of 2 cores)"},
-		// 300 late (all the client's) and 300 dropped of 10,000 offered:
-		// the drops count as the client's, 6% > 5%.
-		{"client drops", open, with(facts(40, p99of20ms, hist(t, 1500, 300)), Totals{Completed: 9700, Late: 300, LateWake: 300, Dropped: 300}),
+		// 300 late (all the client's, by 1.5 ms) and 600 dropped of
+		// 10,000 offered: the drops count as the client's, 6% > 5%.
+		{"client drops", open, with(facts(40, p99of20ms, hist(t, 1500, 300)), Totals{Completed: 9400, Late: 300, LateWake: 300, Dropped: 600}),
 			true, "could not keep the schedule"},
 		// Every late request found all slots busy: the target's.
 		{"slots busy", open, with(facts(40, p99of20ms, nil), Totals{Completed: 9500, Late: 3000, Dropped: 500}),

@@ -279,6 +279,22 @@ func TestCassandraClusterScales(t *testing.T) {
 	if _, err := c.RemoveNode(ctx, "node9"); err == nil || !strings.Contains(err.Error(), "node1, node3, node4") {
 		t.Errorf("removing an unknown node: %v", err)
 	}
+	// Down to two nodes: Cassandra alone refuses (system_distributed keeps
+	// 3 copies), but ks keeps 2 and two nodes are left, so Headroom lets
+	// it go. Down to one: ks's 2 copies would not fit, and the error says
+	// so.
+	if ch, err := c.RemoveNode(ctx, "node3"); err != nil {
+		t.Fatalf("removing node3 of three with ks at 2 copies: %v", err)
+	} else {
+		t.Logf("remove: %+v", ch)
+	}
+	if _, err := c.RemoveNode(ctx, "node4"); err == nil || !strings.Contains(err.Error(), "keyspace ks keeps 2 copies of each row and 1 node would be left") {
+		t.Errorf("removing node4 of two with ks at 2 copies: %v", err)
+	}
+	rows = cql(t, c, c.ContactPoints()[0], cqlAll, "SELECT k, v FROM ks.t")
+	if len(rows) != 50 {
+		t.Fatalf("%d rows read back at ALL from two nodes, want 50", len(rows))
+	}
 	if _, err := c.AddNode(ctx, &Placement{Host: "h1", Address: "10.0.0.2"}); err == nil || !strings.Contains(err.Error(), "loopback") {
 		t.Errorf("adding a lab host to a loopback cluster: %v", err)
 	}

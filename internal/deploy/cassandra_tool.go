@@ -229,3 +229,77 @@ func cqlTextList(b []byte) []string {
 	}
 	return out
 }
+
+// keyspaceCopies is how many copies of each row a keyspace keeps: its
+// replication_factor, or the sum over data centres.
+type keyspaceCopies struct {
+	name   string
+	copies int
+}
+
+// replication reads the replication of the ring's keyspaces other than
+// Cassandra's own (system*), over CQL through mem.
+func (c *CassandraCluster) replication(ctx context.Context, mem *cassandraMember) ([]keyspaceCopies, error) {
+	conn, err := cqlDial(ctx, mem.node.Inst.Addr(), CassandraUser, c.password)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	rows, err := conn.query(ctx, "SELECT keyspace_name, replication FROM system_schema.keyspaces", cqlOne)
+	if err != nil {
+		return nil, err
+	}
+	var out []keyspaceCopies
+	for _, r := range rows {
+		if len(r) != 2 {
+			return nil, fmt.Errorf("cassandra: system_schema.keyspaces answered %d columns, want 2", len(r))
+		}
+		name := string(r[0])
+		if strings.HasPrefix(name, "system") {
+			continue
+		}
+		out = append(out, keyspaceCopies{name: name, copies: replicationCopies(cqlTextMap(r[1]))})
+	}
+	return out, nil
+}
+
+// replicationCopies sums a replication map's counts: replication_factor
+// for SimpleStrategy, one entry per data centre for
+// NetworkTopologyStrategy ("3", or "3/1" with transient replicas).
+func replicationCopies(m map[string]string) int {
+	n := 0
+	for k, v := range m {
+		if k == "class" {
+			continue
+		}
+		full, _, _ := strings.Cut(v, "/")
+		if x, err := strconv.Atoi(full); err == nil {
+			n += x
+		}
+	}
+	return n
+}
+
+// cqlTextMap decodes a CQL map<text, text> value: an entry count, then
+// each key and value as [bytes].
+func cqlTextMap(b []byte) map[string]string {
+	if len(b) < 4 {
+		return nil
+	}
+	n := int(binary.BigEndian.Uint32(b))
+	b = b[4:]
+	out := map[string]string{}
+	for i := 0; i < n; i++ {
+		var k, v []byte
+		k, b = cqlTakeBytes(b)
+		if b == nil {
+			break
+		}
+		v, b = cqlTakeBytes(b)
+		out[string(k)] = string(v)
+		if b == nil {
+			break
+		}
+	}
+	return out
+}

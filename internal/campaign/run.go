@@ -139,6 +139,11 @@ func (ex *executor) levelLabel(v float64) string {
 		unit = " req/s"
 	}
 	l := strconv.FormatFloat(v, 'f', -1, 64) + unit
+	if ex.s.Load.Model == "open" && ex.s.Load.Schedule != nil {
+		// A schedule's level is its mean rate, a fraction of no use in
+		// full precision.
+		l = "schedule, mean " + strconv.FormatFloat(v, 'f', 1, 64) + unit
+	}
 	if ex.tr.name != "" {
 		l = ex.tr.name + ", " + l
 	}

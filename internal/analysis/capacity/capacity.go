@@ -381,6 +381,10 @@ func kneedle(xs, ys []float64) (int, float64) {
 
 func levelText(model string, v float64) string {
 	s := strconv.FormatFloat(v, 'f', -1, 64)
+	if len(s) > 9 {
+		// A schedule's mean rate (1244.8979591836735) reads to 0.1.
+		s = strconv.FormatFloat(v, 'f', 1, 64)
+	}
 	if model == "closed" {
 		return s + " clients"
 	}

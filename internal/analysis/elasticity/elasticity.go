@@ -96,6 +96,9 @@ type Point struct {
 	Throughput float64 // successful requests per second
 	P99        float64 // µs; NaN when no request succeeded
 	SLOMiss    bool    // the interval failed the SLO rule (false without an SLO)
+	// Offered is the requests due in the interval per second (answered,
+	// failed or dropped); 0 when unknown.
+	Offered float64
 }
 
 // Change is one node change on the run's timeline. Zero Started or Done
@@ -116,6 +119,7 @@ type Steady struct {
 	N          int     // intervals
 	Throughput float64 // req/s; NaN without intervals
 	P99        float64 // µs; NaN without an interval with a p99
+	Offered    float64 // req/s due, median; NaN when unknown
 }
 
 // Metrics are one change's elasticity figures. Durations that are unknown
@@ -295,6 +299,15 @@ func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time
 	if c.Delta != 0 {
 		m.GainPerNode = (after.Throughput - before.Throughput) / float64(c.Delta)
 	}
+	// A scheduled load (steps, a trace) can change between the two steady
+	// states; their throughputs then answer different loads, and their
+	// difference is no node's capacity.
+	loadMoved := !math.IsNaN(before.Offered) && !math.IsNaN(after.Offered) && !near(after.Offered, before.Offered, cfg.Tolerance)
+	if loadMoved {
+		m.GainPerNode = math.NaN()
+		m.Notes = append(m.Notes, fmt.Sprintf("the offered load moved from %.1f to %.1f req/s between the steady states before and after the change to %s: their throughputs answer different loads, so the gain per node is undefined",
+			before.Offered, after.Offered, nodeName(c)))
+	}
 	short := m.Served && after.To.Sub(after.From) < cfg.Steady
 	switch {
 	case m.ThroughputSettle < 0 || m.P99Settle < 0:
@@ -309,7 +322,7 @@ func metrics(in Input, cfg Config, c Change, before, after Steady, from, to time
 		m.Notes = append(m.Notes, fmt.Sprintf("the new steady state after the change to %s rests on %s between the change being done and the window's end, less than the %v asked for: leave more time after the change",
 			nodeName(c), plural(after.N, "interval"), cfg.Steady))
 	}
-	if in.Offered > 0 && near(before.Throughput, in.Offered, cfg.Tolerance) && near(after.Throughput, in.Offered, cfg.Tolerance) {
+	if !loadMoved && in.Offered > 0 && near(before.Throughput, in.Offered, cfg.Tolerance) && near(after.Throughput, in.Offered, cfg.Tolerance) {
 		m.Notes = append(m.Notes, fmt.Sprintf("throughput matched the offered %g req/s before and after the change to %s: the load, not the cluster, bounded it, so the gain per node is not the capacity a node adds; offer more than the cluster's capacity to measure it",
 			in.Offered, nodeName(c)))
 	}
@@ -354,11 +367,11 @@ func window(ps []Point, from, to time.Time) []Point {
 // its intervals that end in its last span and start at or after done
 // (when done is set).
 func steadyOf(ps []Point, from, to time.Time, span time.Duration, done time.Time) Steady {
-	s := Steady{From: from, To: to, Throughput: math.NaN(), P99: math.NaN()}
+	s := Steady{From: from, To: to, Throughput: math.NaN(), P99: math.NaN(), Offered: math.NaN()}
 	if to.Sub(from) > span {
 		s.From = to.Add(-span)
 	}
-	var tput, p99 []float64
+	var tput, p99, offered []float64
 	for _, p := range window(ps, s.From, to) {
 		if !done.IsZero() && p.Start.Before(done) {
 			continue
@@ -368,8 +381,11 @@ func steadyOf(ps []Point, from, to time.Time, span time.Duration, done time.Time
 		}
 		s.N++
 		tput, p99 = append(tput, p.Throughput), append(p99, p.P99)
+		if p.Offered > 0 {
+			offered = append(offered, p.Offered)
+		}
 	}
-	s.Throughput, s.P99 = median(tput), median(p99)
+	s.Throughput, s.P99, s.Offered = median(tput), median(p99), median(offered)
 	return s
 }
 

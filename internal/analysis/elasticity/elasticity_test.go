@@ -227,3 +227,42 @@ func TestRequestsInsideIntervals(t *testing.T) {
 		t.Errorf("remove: excess %v, gain %v", rm.LatencyExcess, rm.GainPerNode)
 	}
 }
+
+// A scheduled load that steps down between the steady states: a node
+// added at 10 s under 2,500 req/s due (1,000 answered) is done at 40 s,
+// and the load falls to 40 req/s at 50 s, inside the after-window's
+// steady span [55, 60). The two throughputs (1,000 and 40) answer
+// different loads: the gain per node is undefined, with a note. The same
+// timeline under a steady 2,500 req/s due gives the gain (1,800 - 1,000).
+func TestGainUndefinedWhenTheLoadMoved(t *testing.T) {
+	timeline := func(stepDown bool) []Point {
+		var ps []Point
+		for s := 0; s < 60; s++ {
+			p := Point{Start: sec(float64(s)), Dur: time.Second, Throughput: 1000, P99: 900000, Offered: 2500}
+			switch {
+			case stepDown && s >= 50:
+				p.Throughput, p.P99, p.Offered = 40, 5000, 40
+			case s >= 40:
+				p.Throughput, p.P99 = 1800, 400000
+			}
+			ps = append(ps, p)
+		}
+		return ps
+	}
+	add := []Change{{Action: "add_node", Node: "node2", Delta: 1, Requested: sec(10), Started: sec(20), Done: sec(40)}}
+	res, err := Analyze(Input{Points: timeline(true), Changes: add}, Config{Steady: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := res.Changes[0]
+	if !math.IsNaN(m.GainPerNode) || m.Before.Offered != 2500 || m.After.Offered != 40 || !strings.Contains(strings.Join(m.Notes, " "), "moved from 2500.0 to 40.0 req/s") {
+		t.Errorf("load stepped down: gain %v, offered %v -> %v, notes %v; want the gain undefined and a note", m.GainPerNode, m.Before.Offered, m.After.Offered, m.Notes)
+	}
+	res, err = Analyze(Input{Points: timeline(false), Changes: add}, Config{Steady: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res.Changes[0]; m.GainPerNode != 800 || strings.Contains(strings.Join(m.Notes, " "), "moved") {
+		t.Errorf("steady load: gain %v, notes %v; want 800 and no note", m.GainPerNode, m.Notes)
+	}
+}

@@ -83,7 +83,7 @@ func Timeline(ivs []store.Interval, slo *results.SLO, nominal time.Duration) ([]
 	merged := store.NewHistogram()
 	for i := 0; i < len(ivs); {
 		start := ivs[i].Start
-		var count, offered int64
+		var count, offered, due int64
 		var dur time.Duration
 		var sloHist *hdrhistogram.Histogram
 		merged.Reset()
@@ -91,6 +91,7 @@ func Timeline(ivs []store.Interval, slo *results.SLO, nominal time.Duration) ([]
 		for ; i < len(ivs) && ivs[i].Start.Equal(start); i++ {
 			iv := ivs[i]
 			count += iv.Count
+			due += iv.Count + iv.Errors + iv.Dropped
 			dur = max(dur, iv.Duration)
 			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
 				merged.Merge(iv.Hist)
@@ -107,7 +108,7 @@ func Timeline(ivs []store.Interval, slo *results.SLO, nominal time.Duration) ([]
 			short++
 			continue
 		}
-		p := Point{Start: start, Dur: dur, Throughput: float64(count) / dur.Seconds(), P99: math.NaN()}
+		p := Point{Start: start, Dur: dur, Throughput: float64(count) / dur.Seconds(), P99: math.NaN(), Offered: float64(due) / dur.Seconds()}
 		if have {
 			p.P99 = float64(merged.ValueAtQuantile(99))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/controller/runlog"
 	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // The empirical controller on a designed load step in the lab
@@ -32,48 +33,7 @@ func TestControllerScalesTheAppTierOnALoadStep(t *testing.T) {
 			t.Skip("postgres is not installed (apt-get install postgresql)")
 		}
 	}
-	dir := labtest.SearchableDir(t)
-	src, err := os.ReadFile("../../examples/controller-step.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := yaml.Unmarshal(src, &doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["output"] = dir
-	doc["lab"].(map[string]any)["catalog"], _ = filepath.Abs("../../examples/controller-types.yaml")
-	b, err := yaml.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spec := filepath.Join(dir, "controller-step.yaml")
-	if err := os.WriteFile(spec, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code := headroom(t, "run", "--no-report", spec)
-	t.Logf("run output:\n%s", tailLines(out, 30))
-	if code != 0 {
-		t.Fatalf("run: exit %d\n%s", code, errOut)
-	}
-	m := resultsDB.FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("no results path in output:\n%s", out)
-	}
-	r, err := results.Open(m[1])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	runs := r.CompletedRuns("")
-	if len(runs) != 1 {
-		t.Fatalf("one completed run expected: %+v", runs)
-	}
-	run := runs[0]
-	setup, entries, ok, err := runlog.Read(r, run.ID)
-	if err != nil || !ok {
-		t.Fatalf("controller setup: ok %v, %v", ok, err)
-	}
+	r, run, setup, entries := runControllerExample(t, "controller-step.yaml")
 	if setup.Controller != "empirical" || len(setup.Nodes) != 1 || setup.Period != 5*time.Second {
 		t.Errorf("setup: %+v", setup)
 	}
@@ -132,6 +92,130 @@ func TestControllerScalesTheAppTierOnALoadStep(t *testing.T) {
 	}
 	if !servedAdd || !servedRemove {
 		t.Errorf("node changes: an added app host that served %v, a removal after the step down %v", servedAdd, servedRemove)
+	}
+	if run.Summary.Completed == 0 {
+		t.Errorf("nothing completed: %+v", run.Summary)
+	}
+}
+
+// runControllerExample runs examples/NAME in the lab (results in a
+// temporary directory, the catalog from examples/) and returns its one
+// completed run with the controller's setup and decisions.
+func runControllerExample(t *testing.T, name string) (*results.Results, store.Run, runlog.Setup, []runlog.Entry) {
+	t.Helper()
+	dir := labtest.SearchableDir(t)
+	src, err := os.ReadFile("../../examples/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["output"] = dir
+	doc["lab"].(map[string]any)["catalog"], _ = filepath.Abs("../../examples/controller-types.yaml")
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := filepath.Join(dir, name)
+	if err := os.WriteFile(spec, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := headroom(t, "run", "--no-report", spec)
+	t.Logf("run output:\n%s", tailLines(out, 30))
+	if code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, errOut)
+	}
+	m := resultsDB.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no results path in output:\n%s", out)
+	}
+	r, err := results.Open(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	runs := r.CompletedRuns("")
+	if len(runs) != 1 {
+		t.Fatalf("one completed run expected: %+v", runs)
+	}
+	setup, entries, ok, err := runlog.Read(r, runs[0].ID)
+	if err != nil || !ok {
+		t.Fatalf("controller setup: ok %v, %v", ok, err)
+	}
+	return r, runs[0], setup, entries
+}
+
+// The empirical controller scaling a database tier
+// (examples/controller-cassandra.yaml): one Cassandra node at a quarter of
+// a vCPU cannot serve the step from 40 to 2,500 req/s and the ODS has
+// nothing near that load, so the horizontal model must add a node to the
+// ring on the scale-up path, and the node must bootstrap and serve. After
+// the step down the horizontal model cannot shrink the ring (its JVMs keep
+// their CPU near the quota at any load), so the decommission must come
+// from the ODS: the first phase's seconds of one node serving 40 req/s
+// within the SLA.
+func TestControllerScalesACassandraRingOnALoadStep(t *testing.T) {
+	labtest.NeedCassandra(t)
+	r, run, setup, entries := runControllerExample(t, "controller-cassandra.yaml")
+	if setup.Controller != "empirical" || setup.Tier != "cass" || len(setup.Nodes) != 1 || setup.ODSRecords != 0 {
+		t.Errorf("setup: %+v", setup)
+	}
+	ms := run.Summary.MeasureStart
+	stepUp, stepDown := ms.Add(45*time.Second), ms.Add(165*time.Second)
+	var added, removed *runlog.Entry
+	for i := range entries {
+		e := &entries[i]
+		t.Logf("%5.0fs  nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
+		if e.Reason == "" {
+			t.Errorf("decision at %v has no reason", e.At)
+		}
+		if e.Error != "" {
+			t.Errorf("decision at %v failed: %s", e.At, e.Error)
+		}
+		if added == nil && e.Target > e.Nodes {
+			added = e
+		}
+		if added != nil && removed == nil && e.Target < e.Nodes {
+			removed = e
+		}
+	}
+	switch {
+	case added == nil:
+		t.Fatal("the controller never added a Cassandra node")
+	case added.At.Before(stepUp):
+		t.Errorf("the controller added a node at %v, before the step up at %v", added.At, stepUp)
+	case added.Path != "scale-up" || added.Action != "fallback":
+		t.Errorf("the node was added on path %q by %q; want scale-up by the horizontal model (the ODS is empty)", added.Path, added.Action)
+	case added.At.After(stepUp.Add(20 * time.Second)):
+		t.Errorf("the controller added a node %v after the step up; want within four periods", added.At.Sub(stepUp))
+	}
+	switch {
+	case removed == nil:
+		t.Error("the controller never removed the node after the step down")
+	case removed.At.Before(stepDown):
+		t.Errorf("the controller removed a node at %v, before the step down at %v", removed.At, stepDown)
+	case removed.Action != "configure" || removed.Config != "cass=1":
+		t.Errorf("the node was removed by %q (configuration %q); want the ODS's cass=1", removed.Action, removed.Config)
+	}
+	changes, err := r.NodeChanges(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var joined, left bool
+	for _, c := range changes {
+		t.Logf("node change: %s %s on %s, requested %v, done %v after, streamed %d B, %s %s", c.Action, c.Node, c.Host, c.Requested.Sub(ms).Round(time.Millisecond),
+			c.Done.Sub(c.Requested).Round(time.Millisecond), c.BytesStreamed, c.Detail, c.Error)
+		if c.Action == "add_node" && c.Served() && c.Host == "cass2" {
+			joined = true
+		}
+		if c.Action == "remove_node" && c.Error == "" && c.Host == "cass2" && c.Requested.After(stepDown) {
+			left = true
+		}
+	}
+	if !joined || !left {
+		t.Errorf("node changes: cass2 joined and served %v, left after the step down %v", joined, left)
 	}
 	if run.Summary.Completed == 0 {
 		t.Errorf("nothing completed: %+v", run.Summary)

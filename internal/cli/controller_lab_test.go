@@ -39,27 +39,7 @@ func TestControllerScalesTheAppTierOnALoadStep(t *testing.T) {
 	}
 	ms := run.Summary.MeasureStart
 	stepUp, stepDown := ms.Add(20*time.Second), ms.Add(65*time.Second)
-	var violated int
-	var added, removed *runlog.Entry
-	for i := range entries {
-		e := &entries[i]
-		t.Logf("%5.0fs  nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
-		if e.Reason == "" {
-			t.Errorf("decision at %v has no reason", e.At)
-		}
-		if e.Error != "" {
-			t.Errorf("decision at %v failed: %s", e.At, e.Error)
-		}
-		if added == nil && e.Requests > 0 && e.Sensitive < 0.9 {
-			violated++
-		}
-		if added == nil && e.Target > e.Nodes {
-			added = e
-		}
-		if added != nil && removed == nil && e.Target < e.Nodes {
-			removed = e
-		}
-	}
+	added, removed, violated := scalingSteps(t, entries, ms)
 	switch {
 	case added == nil:
 		t.Fatal("the controller never added an application host")
@@ -164,23 +144,7 @@ func TestControllerScalesACassandraRingOnALoadStep(t *testing.T) {
 	}
 	ms := run.Summary.MeasureStart
 	stepUp, stepDown := ms.Add(45*time.Second), ms.Add(165*time.Second)
-	var added, removed *runlog.Entry
-	for i := range entries {
-		e := &entries[i]
-		t.Logf("%5.0fs  nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
-		if e.Reason == "" {
-			t.Errorf("decision at %v has no reason", e.At)
-		}
-		if e.Error != "" {
-			t.Errorf("decision at %v failed: %s", e.At, e.Error)
-		}
-		if added == nil && e.Target > e.Nodes {
-			added = e
-		}
-		if added != nil && removed == nil && e.Target < e.Nodes {
-			removed = e
-		}
-	}
+	added, removed, _ := scalingSteps(t, entries, ms)
 	switch {
 	case added == nil:
 		t.Fatal("the controller never added a Cassandra node")
@@ -220,6 +184,34 @@ func TestControllerScalesACassandraRingOnALoadStep(t *testing.T) {
 	if run.Summary.Completed == 0 {
 		t.Errorf("nothing completed: %+v", run.Summary)
 	}
+}
+
+// scalingSteps logs a controller run's decisions, fails any without a
+// reason or with an error, and returns the first one that grew the tier,
+// the first that shrank it after that, and how many periods before the
+// growth read a sensitive SLA under 90%.
+func scalingSteps(t *testing.T, entries []runlog.Entry, ms time.Time) (added, removed *runlog.Entry, violated int) {
+	t.Helper()
+	for i := range entries {
+		e := &entries[i]
+		t.Logf("%5.0fs  nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
+		if e.Reason == "" {
+			t.Errorf("decision at %v has no reason", e.At)
+		}
+		if e.Error != "" {
+			t.Errorf("decision at %v failed: %s", e.At, e.Error)
+		}
+		if added == nil && e.Requests > 0 && e.Sensitive < 0.9 {
+			violated++
+		}
+		if added == nil && e.Target > e.Nodes {
+			added = e
+		}
+		if added != nil && removed == nil && e.Target < e.Nodes {
+			removed = e
+		}
+	}
+	return added, removed, violated
 }
 
 func tailLines(s string, n int) string {

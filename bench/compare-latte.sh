@@ -17,8 +17,11 @@
 # Environment: CLIENTS (default "1 4 16 64"), MEASURE (seconds per run,
 # default 10), ROUNDS (default 2; the table shows medians), READ_PCT
 # (default 50: YCSB A's mix; 100: read-only, YCSB C), HEAP (per node,
-# default 1024M), PROFILE (see headroom_run). Replication factor: min(3,
-# nodes).
+# default 1024M), PROFILE (see headroom_run), NODE_CPUS and CLIENT_CPUS
+# (taskset CPU lists: NODE_CPUS=0 CLIENT_CPUS=1 keeps the node(s) on the
+# first core and each tool on the second, so that a tool's own CPU does
+# not come out of the server's; default: both share every core).
+# Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
 # (`make deps` fetches them) with AllowAllAuthenticator on 127.0.0.1,
@@ -36,6 +39,10 @@ read_pct="${READ_PCT:-50}"
 heap="${HEAP:-1024M}"
 rows=100000
 rf=$(( nodes < 3 ? nodes : 3 ))
+node_pin=()
+client_pin=()
+[ -n "${NODE_CPUS:-}" ] && node_pin=(taskset -c "$NODE_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && client_pin=(taskset -c "$CLIENT_CPUS")
 
 latte=$(command -v latte || echo "$HOME/.cargo/bin/latte")
 [ -x "$latte" ] || { echo "latte is not installed: cargo install latte-cli (0.29.0 was used)" >&2; exit 1; }
@@ -103,7 +110,7 @@ start_node() {
 	  <root level="INFO"><appender-ref ref="STDOUT"/></root>
 	</configuration>
 	XML
-	java -Xms"$heap" -Xmx"$heap" -Xss256k -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -XX:-UsePerfData \
+	"${node_pin[@]}" java -Xms"$heap" -Xmx"$heap" -Xss256k -XX:+UseG1GC -XX:+ExitOnOutOfMemoryError -XX:-UsePerfData \
 		-Djava.net.preferIPv4Stack=true -Djava.security.manager=allow \
 		--add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-exports java.base/jdk.internal.ref=ALL-UNNAMED \
 		--add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED --add-opens java.base/java.io=ALL-UNNAMED \
@@ -129,7 +136,7 @@ for i in $(seq "$nodes"); do
 done
 hosts=$(seq -s, -f "127.0.0.%g:$cql" "$nodes")
 first=127.0.0.1:$cql
-lat() { (cd "$work" && "$latte" "$@" -P rows=$rows -P read_pct="$read_pct" -P rf=$rf); }
+lat() { (cd "$work" && "${client_pin[@]}" "$latte" "$@" -P rows=$rows -P read_pct="$read_pct" -P rf=$rf); }
 lat schema "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-schema.log" 2>&1 ||
 	{ cat "$work/latte-schema.log" >&2; exit 1; }
 lat load -q -t 2 --concurrency 64 --consistency QUORUM "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-load.log" 2>&1 ||
@@ -176,7 +183,7 @@ headroom_run() {
 		bench/cassandra-ycsb.yaml > "$work/spec.yaml"
 	populate=false
 	rm -rf "$work/hr"
-	"${prof[@]}" bin/headroom run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
+	"${client_pin[@]}" "${prof[@]}" bin/headroom run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
 		{ cat "$work/hr.err" >&2; return 1; }
 	local dir
 	dir=$(ls -d "$work"/hr/bench-cassandra-*)

@@ -367,10 +367,10 @@ output: out
 	var after []string
 	for _, sec := range res.Timeline {
 		if !sec.Start.Before(resume.Add(-time.Second)) && sec.Start.Before(resume.Add(9*time.Second)) {
-			after = append(after, fmt.Sprintf("%.0fs:%.2f", sec.Start.Sub(stall).Seconds(), sec.Availability))
+			after = append(after, fmt.Sprintf("%.0fs:%.2f/%.0f ok/s/p99 %.1f ms", sec.Start.Sub(stall).Seconds(), sec.Availability, sec.Throughput, sec.P99/1000))
 		}
 	}
-	t.Logf("availability by second from the stall, around and after the resume: %s", strings.Join(after, " "))
+	t.Logf("availability/throughput/p99 by second from the stall, around and after the resume: %s; steady before: %.1f ok/s, p99 %.1f ms", strings.Join(after, " "), sc.Before.Throughput, sc.Before.P99/1000)
 	if !sc.Recovered || sc.MTTR < down-time.Second || sc.MTTR > down+8*time.Second {
 		t.Errorf("MTTR %v (recovered %v), want from about the resume's %v to 8 s after it", sc.MTTR, sc.Recovered, down)
 	}

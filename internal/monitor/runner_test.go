@@ -49,10 +49,13 @@ func TestRunnerAlignsWithOrigin(t *testing.T) {
 			t.Fatalf("sample %d starts %v (period %v), want %v", i, s.Start.Sub(origin), s.Period, want.Sub(origin))
 		}
 	}
+	// Each call is taken for its own boundary: not before it, and before
+	// the next one. How soon after it is the machine's timer latency, not
+	// the runner's alignment (in one CI run a call came 56 ms late).
 	for i, at := range src.calls[1:] {
 		boundary := origin.Add(time.Duration(i+1) * 100 * time.Millisecond)
-		if d := at.Sub(boundary); d < 0 || d > 20*time.Millisecond {
-			t.Fatalf("call %d taken %v after its boundary", i+1, d)
+		if d := at.Sub(boundary); d < 0 || d >= 100*time.Millisecond {
+			t.Fatalf("call %d taken %v after its boundary, want within its 100 ms interval", i+1, d)
 		}
 	}
 }

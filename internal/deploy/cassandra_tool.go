@@ -119,6 +119,17 @@ func (c *CassandraCluster) statusVia(ctx context.Context, via *cassandraMember) 
 	return st, nil
 }
 
+// queryAs runs one statement on mem at ONE, logged in as the workload's
+// role, on a connection of its own.
+func (c *CassandraCluster) queryAs(ctx context.Context, mem *cassandraMember, stmt string) ([][][]byte, error) {
+	conn, err := cqlDial(ctx, mem.node.Inst.Addr(), CassandraUser, c.password)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	return conn.query(ctx, stmt, cqlOne)
+}
+
 // streamRow is one stream of a node's system_views.streaming table.
 type streamRow struct {
 	operation      string // Bootstrap, Unbootstrap, Repair, ...
@@ -129,12 +140,7 @@ type streamRow struct {
 // streams reads mem's system_views.streaming (the streams the node took
 // part in, kept for days), over CQL as the workload's role.
 func (c *CassandraCluster) streams(ctx context.Context, mem *cassandraMember) ([]streamRow, error) {
-	conn, err := cqlDial(ctx, mem.node.Inst.Addr(), CassandraUser, c.password)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	rows, err := conn.query(ctx, "SELECT operation, peers, bytes_received, bytes_sent FROM system_views.streaming", cqlOne)
+	rows, err := c.queryAs(ctx, mem, "SELECT operation, peers, bytes_received, bytes_sent FROM system_views.streaming")
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +246,7 @@ type keyspaceCopies struct {
 // replication reads the replication of the ring's keyspaces other than
 // Cassandra's own (system*), over CQL through mem.
 func (c *CassandraCluster) replication(ctx context.Context, mem *cassandraMember) ([]keyspaceCopies, error) {
-	conn, err := cqlDial(ctx, mem.node.Inst.Addr(), CassandraUser, c.password)
-	if err != nil {
-		return nil, err
-	}
-	defer conn.Close()
-	rows, err := conn.query(ctx, "SELECT keyspace_name, replication FROM system_schema.keyspaces", cqlOne)
+	rows, err := c.queryAs(ctx, mem, "SELECT keyspace_name, replication FROM system_schema.keyspaces")
 	if err != nil {
 		return nil, err
 	}

@@ -223,11 +223,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	cpuStart, cpuEnd := -1.0, -1.0
 	var cpuStartAt, cpuEndAt time.Time
 	var schedStart, schedEnd *schedSnapshot // the scheduler's waits (clientdelay.go)
-	var machine machineWait                 // the machine's CPU pressure (pressure.go)
-	machineShare := -1.0
+	var waited processorWait                // the client's wait for processors (pressure.go)
+	waitShare := -1.0
 	if measureStart == 0 {
 		cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
-		machine = startMachineWait()
+		waited = startProcessorWait()
 	}
 	close(begin)
 
@@ -275,11 +275,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		now := e.since()
 		if cpuStart < 0 && now >= measureStart {
 			cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
-			machine = startMachineWait()
+			waited = startProcessorWait()
 		}
 		if cpuEnd < 0 && now >= end {
 			cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
-			machineShare = machine.share()
+			waitShare = waited.perSecond()
 		}
 		for next < last && now >= (next+1)*iv+settle && runCtx.Err() == nil {
 			e.expire(workers, now)
@@ -320,7 +320,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	if cpuEnd < 0 {
 		cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
 		if cpuStart >= 0 {
-			machineShare = machine.share()
+			waitShare = waited.perSecond()
 		}
 	}
 	e.expire(workers, stopped)
@@ -358,7 +358,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		}
 	}
 	res.Client.Delay = delaySince(schedStart, schedEnd)
-	res.Client.MachineWait = machineShare
+	res.Client.ProcessorWait = waitShare
 	res.judge(cfg, &e.facts)
 	if res.Failure() != "" {
 		// Late and dropped requests of a target that answered nothing say

@@ -75,16 +75,16 @@ type ClientFacts struct {
 	// (clientdelay.go). It is reported beside the percentiles, and the
 	// run's note warns when it is a material share of the judged one.
 	Delay ClientDelay
-	// MachineWait is the share of the measured phase during which some
-	// task of the machine waited for a processor (the kernel's CPU
-	// pressure, pressure.go); -1 when unknown. A client that sent requests
-	// late with little CPU of its own was held up by the machine.
-	MachineWait float64
+	// ProcessorWait is how long the client's threads waited for a
+	// processor per second of the measured phase (pressure.go); -1 when
+	// unknown. A client that sent requests late with little CPU of its own
+	// and waited this way was held up by other work on the machine.
+	ProcessorWait float64
 }
 
-// machineBusyShare is the CPU pressure above which a late client's note
-// says the machine, not the engine, held it up.
-const machineBusyShare = 0.1
+// processorBusyWait is the wait per second above which a late client's
+// note says the machine's other work, not the engine, held it up.
+const processorBusyWait = 0.1
 
 // verdictFacts gathers ClientFacts while a run goes: workers report their
 // own send delays, the interval loop the measured latency.
@@ -219,13 +219,13 @@ func Verdict(r Result, cfg Config) (bool, string) {
 }
 
 // machineText explains a late client whose own CPU use was not saturated
-// when the machine's processors were busy: other processes held it up.
+// when its threads waited for processors: other processes held it up.
 func machineText(r Result) string {
-	w := r.Client.MachineWait
-	if w < machineBusyShare || r.ClientCPU >= 100*cpuBusyShare*float64(r.Cores) {
+	w := r.Client.ProcessorWait
+	if w < processorBusyWait || r.ClientCPU >= 100*cpuBusyShare*float64(r.Cores) {
 		return ""
 	}
-	return fmt.Sprintf("; the machine's processors were busy: for %.0f%% of the measured phase some process waited for one, so other work on this machine (the servers beside the client, or anything else) delayed the client's timers", 100*w)
+	return fmt.Sprintf("; the machine's processors were busy: the client's threads waited %.2f s for one per second of the measured phase, so other work on this machine (the servers beside the client, or anything else) delayed the client's timers", w)
 }
 
 // targetCPU bounds an in-process target's CPU use over the measured phase

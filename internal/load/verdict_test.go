@@ -72,12 +72,12 @@ func TestVerdict(t *testing.T) {
 		// kept (6% > 5%).
 		{"schedule not kept", open, with(facts(40, p99of20ms, hist(t, 3000, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}),
 			true, "could not keep the schedule: it sent 6.00% of requests more than 2"},
-		// The same on a machine whose processors other work kept busy
-		// for 60% of the measured phase: the note says who held the
+		// The same with the client's threads waiting 0.6 s per second
+		// for processors other work held: the note says who held the
 		// client up.
 		{"schedule not kept on a busy machine", open, busyMachine(with(facts(40, p99of20ms, hist(t, 3000, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.6),
-			true, "busy: for 60% of the measured phase"},
-		// At 5% pressure the note does not blame the machine.
+			true, "busy: the client's threads waited 0.60 s for one per second"},
+		// At 0.05 s per second the note does not blame the machine.
 		{"schedule not kept, machine idle", open, busyMachine(with(facts(40, p99of20ms, hist(t, 3000, 600)), Totals{Completed: 10000, Late: 600, LateWake: 600}), 0.05),
 			true, "(client CPU 40% of 2 cores)"},
 		// 300 late (all the client's, by 1.5 ms) and 600 dropped of
@@ -118,7 +118,7 @@ func TestVerdict(t *testing.T) {
 	for _, c := range cases {
 		limited, note := Verdict(c.r, c.cfg)
 		if c.name == "schedule not kept, machine idle" && strings.Contains(note, "busy") {
-			t.Errorf("%s: the note blames a machine at 5%% CPU pressure: %q", c.name, note)
+			t.Errorf("%s: the note blames the machine for a client that waited 0.05 s per second for processors: %q", c.name, note)
 		}
 		if limited != c.limited || (c.note == "") != (note == "") || !strings.Contains(note, c.note) {
 			t.Errorf("%s: limited=%v note=%q; want limited=%v and a note with %q", c.name, limited, note, c.limited, c.note)
@@ -126,9 +126,10 @@ func TestVerdict(t *testing.T) {
 	}
 }
 
-// busyMachine sets the machine's CPU pressure over the measured phase.
+// busyMachine sets the client's wait for processors per second of the
+// measured phase.
 func busyMachine(r Result, share float64) Result {
-	r.Client.MachineWait = share
+	r.Client.ProcessorWait = share
 	return r
 }
 

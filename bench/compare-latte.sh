@@ -17,10 +17,14 @@
 # Environment: CLIENTS (default "1 4 16 64"), MEASURE (seconds per run,
 # default 10), ROUNDS (default 2; the table shows medians), READ_PCT
 # (default 50: YCSB A's mix; 100: read-only, YCSB C), HEAP (per node,
-# default 1024M), PROFILE (see headroom_run), NODE_CPUS and CLIENT_CPUS
-# (taskset CPU lists: NODE_CPUS=0 CLIENT_CPUS=1 keeps the node(s) on the
-# first core and each tool on the second, so that a tool's own CPU does
-# not come out of the server's; default: both share every core).
+# default 1024M), PROFILE (see headroom_run), WARMUP (unmeasured passes of
+# each tool before the rounds, default 3), PROTO (the CQL protocol version
+# Headroom speaks: default 4, the only one latte's driver speaks; 0
+# negotiates, which is 5 on Cassandra 5.0 and makes the node checksum
+# every segment of frames), NODE_CPUS and CLIENT_CPUS (taskset CPU lists:
+# NODE_CPUS=0 CLIENT_CPUS=1 keeps the node(s) on the first core and each
+# tool on the second, so that a tool's own CPU does not come out of the
+# server's; default: both share every core).
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
@@ -37,6 +41,7 @@ measure="${MEASURE:-10}"
 rounds="${ROUNDS:-2}"
 read_pct="${READ_PCT:-50}"
 heap="${HEAP:-1024M}"
+proto="${PROTO:-4}"
 rows=100000
 rf=$(( nodes < 3 ? nodes : 3 ))
 node_pin=()
@@ -178,6 +183,7 @@ prof=()
 headroom_run() {
 	[ -n "${PROFILE:-}" ] && [ "$populate" = false ] && prof=(perf record -q -g -F 499 -o "$PROFILE/headroom-$1.data" --)
 	sed -e "s/^  hosts: .*/  hosts: [${hosts//,/, }]/" -e "s/^  replication_factor: .*/  replication_factor: $rf/" \
+		-e "s/^  protocol_version: .*/  protocol_version: $proto/" \
 		-e "s/^  ycsb: .*/  ycsb: $ycsb/" -e "s/^  clients: .*/  clients: [$1]/" \
 		-e "s/^  populate: .*/  populate: $populate/" -e "s/^  measure: .*/  measure: ${measure}s/" \
 		bench/cassandra-ycsb.yaml > "$work/spec.yaml"
@@ -204,11 +210,15 @@ print(run["throughput"], p99, run["errors"], cpu)
 PY
 }
 
-# A first pass of each tool at 16, not measured: Headroom loads its table,
-# and the node's JIT compiles the read and write paths (in a cold node the
-# first runs go at half the speed of later ones).
-latte_run 16 > /dev/null
-headroom_run 16 > /dev/null
+# First passes of each tool at N = 64, not measured (WARMUP of them,
+# default 3): Headroom loads its table, and the node's JIT compiles the
+# read and write paths. On a cold node the first runs go at half the speed
+# of later ones, and after one pass each the node still sped up from run
+# to run, so that whichever tool went second was favoured.
+for _ in $(seq "${WARMUP:-3}"); do
+	latte_run 64 > /dev/null
+	headroom_run 64 > /dev/null
+done
 echo "warmed up" >&2
 
 results=$work/results.txt

@@ -133,6 +133,7 @@ func (t *Target) config(keyspace string) *gocql.ClusterConfig {
 	cfg.Timeout = t.opts.Timeout.Duration
 	cfg.ConnectTimeout = t.opts.ConnectTimeout.Duration
 	cfg.NumConns = t.opts.ConnectionsPerHost
+	cfg.ProtoVersion = t.opts.ProtocolVersion // 0: negotiated
 	// Token-aware: a request goes to a replica of its key, which
 	// coordinates it without a hop. Shuffling the replicas spreads a key's
 	// requests over all its replicas, as the Java driver does, so that

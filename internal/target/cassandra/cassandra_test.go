@@ -250,3 +250,23 @@ func TestConnectionRefused(t *testing.T) {
 		t.Fatalf("refused: %v", err)
 	}
 }
+
+// protocol_version reaches the node: its clients table lists the
+// connections of a target held to version 4 beside the version 5 the
+// shared node's own target negotiated.
+func TestProtocolVersion(t *testing.T) {
+	m := sharedNode(t)
+	v4 := connectTo(t, m, func(o *Options) { o.ProtocolVersion = 4 })
+	versions := map[int]int{}
+	it := v4.admin.Query("SELECT protocol_version FROM system_views.clients").Iter()
+	var v int
+	for it.Scan(&v) {
+		versions[v]++
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if versions[4] == 0 || versions[5] == 0 {
+		t.Fatalf("connections per protocol version %v, want some at 4 (this target) and some at 5 (the negotiated default)", versions)
+	}
+}

@@ -50,6 +50,13 @@ type Options struct {
 	// ConnectionsPerHost is the driver's connections to each node (default
 	// 2; each carries many requests at once).
 	ConnectionsPerHost int `yaml:"connections_per_host"`
+	// ProtocolVersion is the CQL native protocol version to speak: 3, 4 or
+	// 5; 0 (the default) takes the highest the cluster and the driver
+	// share, 5 on Cassandra 4 and later. Version 5 wraps frames in
+	// checksummed segments, which costs the node CPU per request; drivers
+	// that speak only 4 (the scylla driver latte uses) skip that cost, so
+	// a comparison with them sets 4 (docs/performance.md (g)).
+	ProtocolVersion int `yaml:"protocol_version"`
 	// PopulateConcurrency is how many inserts a population keeps in flight
 	// (default 32).
 	PopulateConcurrency int `yaml:"populate_concurrency"`
@@ -143,6 +150,9 @@ func validate(o any) error {
 	}
 	if opts.ConnectionsPerHost < 1 || opts.ConnectionsPerHost > 64 {
 		return fmt.Errorf("connections_per_host: must be 1 to 64, got %d", opts.ConnectionsPerHost)
+	}
+	if v := opts.ProtocolVersion; v != 0 && (v < 3 || v > 5) {
+		return fmt.Errorf("protocol_version: %d is not a CQL protocol version this driver speaks; use 3, 4 or 5, or 0 to negotiate", v)
 	}
 	if opts.PopulateConcurrency < 1 || opts.PopulateConcurrency > 1024 {
 		return fmt.Errorf("populate_concurrency: must be 1 to 1024, got %d", opts.PopulateConcurrency)

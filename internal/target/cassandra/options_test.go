@@ -41,6 +41,7 @@ func TestValidate(t *testing.T) {
 		{"rf", func(o *Options) { o.ReplicationFactor = -1 }, "replication_factor: -1 is outside"},
 		{"timeout", func(o *Options) { o.Timeout.Duration = 0 }, "timeout: must be at least 1ms"},
 		{"connections", func(o *Options) { o.ConnectionsPerHost = 0 }, "connections_per_host: must be 1 to 64"},
+		{"protocol", func(o *Options) { o.ProtocolVersion = 6 }, "protocol_version: 6 is not a CQL protocol version"},
 		{"populate", func(o *Options) { o.PopulateConcurrency = 0 }, "populate_concurrency: must be 1 to 1024"},
 		{"two passwords", func(o *Options) { o.User, o.PasswordEnv, o.PasswordFile = "u", "P", "f" }, "password_env: give either"},
 		{"password without user", func(o *Options) { o.PasswordEnv = "P" }, "user: a password is set but no user"},

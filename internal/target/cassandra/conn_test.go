@@ -174,3 +174,26 @@ func TestCoalescingConnClose(t *testing.T) {
 		t.Fatalf("second close: %v", err)
 	}
 }
+
+// On an idle connection Write hands the frame to the socket itself: when
+// it returns nothing is left for the flusher, so one request in flight
+// costs no goroutine switch on its way out.
+func TestCoalescingConnWritesIdleFramesAtOnce(t *testing.T) {
+	cc, peer := tcpPair(t)
+	frame := bytes.Repeat([]byte("y"), 100)
+	got := make([]byte, len(frame))
+	for i := range 100 {
+		if _, err := cc.Write(frame); err != nil {
+			t.Fatal(err)
+		}
+		cc.mu.Lock()
+		pending, writing := len(cc.pending), cc.writing
+		cc.mu.Unlock()
+		if pending != 0 || writing {
+			t.Fatalf("write %d: %d bytes pending (writing %v) after Write returned on an idle connection", i, pending, writing)
+		}
+		if _, err := io.ReadFull(peer, got); err != nil || !bytes.Equal(got, frame) {
+			t.Fatalf("write %d: the peer read %q (%v)", i, got, err)
+		}
+	}
+}

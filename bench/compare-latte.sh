@@ -17,8 +17,11 @@
 # Environment: CLIENTS (default "1 4 16 64"), MEASURE (seconds per run,
 # default 10), ROUNDS (default 2; the table shows medians), READ_PCT
 # (default 50: YCSB A's mix; 100: read-only, YCSB C), HEAP (per node,
-# default 1024M), PROFILE (see headroom_run), WARMUP (unmeasured passes of
-# each tool before the rounds, default 3), PROTO (the CQL protocol version
+# default 1024M), PROFILE (see headroom_run), WARMUP, WARM_TOL and
+# WARMUP_MAX (unmeasured passes of each tool before the rounds: at least
+# WARMUP, default 3, until latte's throughput moves by at most WARM_TOL
+# percent, default 5, from one pass to the next, at most WARMUP_MAX,
+# default 10), PROTO (the CQL protocol version
 # Headroom speaks: default 4, the only one latte's driver speaks; 0
 # negotiates, which is 5 on Cassandra 5.0 and makes the node checksum
 # every segment of frames), NODE_CPUS and CLIENT_CPUS (taskset CPU lists:
@@ -210,16 +213,30 @@ print(run["throughput"], p99, run["errors"], cpu)
 PY
 }
 
-# First passes of each tool at N = 64, not measured (WARMUP of them,
-# default 3): Headroom loads its table, and the node's JIT compiles the
-# read and write paths. On a cold node the first runs go at half the speed
-# of later ones, and after one pass each the node still sped up from run
-# to run, so that whichever tool went second was favoured.
-for _ in $(seq "${WARMUP:-3}"); do
-	latte_run 64 > /dev/null
+# First passes of each tool at N = 64, not measured: Headroom loads its
+# table, and the node's JIT compiles the read and write paths. On a cold
+# node the first runs go at half the speed of later ones, and after one
+# pass each the node still sped up from run to run, so that whichever tool
+# went second was favoured. At least WARMUP passes (default 3), then more
+# until latte's throughput in a pass is within WARM_TOL percent (default
+# 5) of the pass before, at most WARMUP_MAX passes (default 10): on a
+# slower machine (2026-12-01) the node was still 1.5 times faster in the
+# third measured round than in the second after three passes.
+prev=0 pass=0
+while :; do
+	pass=$((pass + 1))
+	read -r wt _ < <(latte_run 64)
 	headroom_run 64 > /dev/null
+	printf 'warm-up pass %d: latte %.0f ok/s at N = 64\n' "$pass" "$wt" >&2
+	steady=$(python3 -c "print(int($prev > 0 and abs($wt - $prev) <= ${WARM_TOL:-5} / 100 * $prev))")
+	prev=$wt
+	[ "$pass" -ge "${WARMUP:-3}" ] && [ "$steady" = 1 ] && break
+	if [ "$pass" -ge "${WARMUP_MAX:-10}" ]; then
+		echo "warm-up: latte's throughput still moved by more than ${WARM_TOL:-5}% after $pass passes; the rounds may favour the tool that goes second" >&2
+		break
+	fi
 done
-echo "warmed up" >&2
+echo "warmed up after $pass passes" >&2
 
 results=$work/results.txt
 for round in $(seq "$rounds"); do

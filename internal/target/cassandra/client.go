@@ -195,7 +195,8 @@ func (c *client) scan(ctx context.Context, op *workload.Op) error {
 }
 
 // LoadBatch implements target.Loader: the records go in as single
-// inserts, populate_concurrency of them in flight at once. A batch
+// inserts, populate_concurrency of them in flight at once, each tried
+// again a few times after a transient refusal (populate_retry.go). A batch
 // statement would not help: YCSB keys are distinct partitions, which a
 // batch would send through one coordinator to every replica set.
 func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
@@ -238,7 +239,7 @@ func (l *loader) run(ctx context.Context, ops []*workload.Op) error {
 					return
 				}
 				w.key.b = ops[i].Key
-				if err := w.insertOp(ctx, ops[i]); err != nil {
+				if err := retryPopulate(ctx, populateRetryWaits, func() error { return w.insertOp(ctx, ops[i]) }); err != nil {
 					errOnce.Do(func() { firstErr = fmt.Errorf("record %s: %w", ops[i].Key, classify(err)); cancel() })
 					return
 				}

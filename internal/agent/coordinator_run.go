@@ -355,9 +355,12 @@ func (c *Coordinator) collect(ctx context.Context, rs RunSpec, ev *events, rem [
 			}
 			return sinkErr
 		}
-		// The deadline of the interval awaited, or of the results.
+		// The deadline of the interval awaited, or of the results. An
+		// agent's engine hands out its last interval only once the
+		// requests in flight at the end have answered or timed out (the
+		// drain), so that one may come as late as the results.
 		deadline := out.Start.Add(time.Duration(next+1)*rs.Interval + behind)
-		if next > rs.Last {
+		if next >= rs.Last {
 			deadline = planEnd.Add(behind)
 		}
 		if d := time.Now().Add(behind); stopped && d.Before(deadline) {

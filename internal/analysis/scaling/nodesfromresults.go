@@ -25,6 +25,10 @@ type NodeComparison struct {
 	// Problem is why the comparison could not be made; Result is then
 	// empty.
 	Problem error
+	// OnPeak: some treatment met the SLO at no level, so throughputs and
+	// the response times "at capacity" are each treatment's peak
+	// throughput's instead of its capacity's (FromCurves).
+	OnPeak bool
 }
 
 // FromClusters compares the capacity curves of the treatments whose
@@ -34,7 +38,8 @@ type NodeComparison struct {
 // (TreatmentDeployment); throughput, and the mean response time at the
 // common load below the knees, as FromCurves gives them; the
 // response-time distribution pooled over the runs at that load and at the
-// capacity estimate's level. It returns nil unless at least two cluster
+// level whose throughput FromCurves took (the capacity estimate's, or the
+// peak's when some treatment met the SLO at no level). It returns nil unless at least two cluster
 // treatments differ in node count or node size.
 func FromClusters(r *results.Results, curves []capacity.TreatmentCurve) *NodeComparison {
 	var tcs []capacity.TreatmentCurve
@@ -95,6 +100,8 @@ func FromClusters(r *results.Results, curves []capacity.TreatmentCurve) *NodeCom
 		out.Notes = append(out.Notes, "some clusters ran on this machine rather than on lab hosts: node sizes are unknown, so every node counts as size 1, and only lab nodes have a price")
 	}
 	ts, notes, err := FromCurves(cs, shapes)
+	peak := onPeak(cs) != "" // the throughput FromCurves took: capacity or peak
+	out.OnPeak = peak
 	if err != nil {
 		out.Problem = err
 		return out
@@ -110,8 +117,8 @@ func FromClusters(r *results.Results, curves []capacity.TreatmentCurve) *NodeCom
 		if !math.IsNaN(t.Load) && t.Load != 0 {
 			nt.AtLoad = rtAt(tc.Input, t.Load)
 		}
-		if c := tc.Curve; c.MaxIndex >= 0 && c.MaxIndex < len(c.Points) {
-			nt.AtCapacity = rtAt(tc.Input, c.Points[c.MaxIndex].Level.Level)
+		if j := throughputIndex(tc.Curve, peak); j >= 0 {
+			nt.AtCapacity = rtAt(tc.Input, tc.Curve.Points[j].Level.Level)
 		}
 		nts[i] = nt
 	}

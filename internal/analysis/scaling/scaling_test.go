@@ -200,3 +200,45 @@ func hasNote(notes []string, s string) bool {
 	}
 	return false
 }
+
+// When one treatment met the SLO at no level, every treatment is compared
+// on the highest throughput it served at a level the client did not limit
+// (seed 002's T), the one that met the SLO too, so that like is compared
+// with like. Worked by hand: small's peak is 320 (its 1,600 level; the
+// 800 level served less), big's 790 (its client-limited 1,600 level, at
+// 900, does not count): scale-up 790 / 320.
+func TestFromCurvesOnPeakWhenNoLevelMetTheSLO(t *testing.T) {
+	limited := point(1600, 900, 90000)
+	limited.ClientLimited = 1
+	curves := []capacity.Curve{
+		{Treatment: "small", MaxThroughput: math.NaN(), MaxIndex: -1, FirstFail: 0, LastPass: -1,
+			Points: []capacity.Point{point(200, 150, 900000), point(400, 260, 800000), point(800, 200, 1000000), point(1600, 320, 700000)}},
+		{Treatment: "big", MaxThroughput: 400, MaxIndex: 1, FirstFail: 2, LastPass: 1, Knee: &capacity.Knee{Level: 400},
+			Points: []capacity.Point{point(200, 190, 200000), point(400, 400, 180000), point(800, 790, 340000), limited}},
+	}
+	shapes := map[string]Shape{"small": {Servers: 4, PricePerHour: 0.18}, "big": {Servers: 2, Size: 2, PricePerHour: 0.36}}
+	ts, notes, err := FromCurves(curves, shapes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ts[0].Throughput != 320 || ts[1].Throughput != 790 {
+		t.Fatalf("throughputs %v and %v, want the peaks 320 and 790", ts[0].Throughput, ts[1].Throughput)
+	}
+	if !hasNote(notes, `no level of treatment "small" met the SLO`) {
+		t.Errorf("notes %v", notes)
+	}
+	res, err := Analyze(ts, "small")
+	if err != nil || !near(res.Rows[1].ScaleUp, 790.0/320, 1e-12) {
+		t.Fatalf("%v %+v", err, res.Rows)
+	}
+	if i := throughputIndex(curves[1], onPeak(curves) != ""); i != 2 {
+		t.Errorf("big's response times are taken at level index %d, want 2 (its peak)", i)
+	}
+
+	// With a capacity under the SLO on every curve nothing changes.
+	curves[0].MaxThroughput, curves[0].MaxIndex, curves[0].LastPass = 150, 0, 0
+	ts, notes, _ = FromCurves(curves, shapes)
+	if ts[0].Throughput != 150 || ts[1].Throughput != 400 || hasNote(notes, "met the SLO") {
+		t.Errorf("with capacities: %v %v, notes %v", ts[0].Throughput, ts[1].Throughput, notes)
+	}
+}

@@ -35,11 +35,11 @@ func NodeScalingSections(r *results.Results) ([]page.Section, error) {
 	var summary []string
 	for _, row := range res.Rows {
 		if row.Strategy != "baseline" {
-			summary = append(summary, nodeRowText(row, res.Baseline))
+			summary = append(summary, nodeRowText(row, res.Baseline, atWhat(cmp)))
 		}
 	}
 	summary = append(summary, linearityTexts(res)...)
-	if v := variabilityText(res); v != "" {
+	if v := variabilityText(res, atWhat(cmp)); v != "" {
 		summary = append(summary, v)
 	}
 	for i := range summary {
@@ -90,9 +90,19 @@ func shapeText(row scaling.NodeRow) string {
 	return format.Num(row.Servers) + " × " + row.Type
 }
 
+// atWhat names the level whose throughput and response times stand for a
+// deployment: its capacity under the SLO, or its peak when some treatment
+// met the SLO at no level (scaling.FromCurves).
+func atWhat(cmp *scaling.NodeComparison) string {
+	if cmp.OnPeak {
+		return "peak throughput"
+	}
+	return "capacity"
+}
+
 // nodeRowText is one deployment against the baseline; the summary and
-// the terminal findings use it.
-func nodeRowText(row scaling.NodeRow, baseline string) string {
+// the terminal findings use it. at names the level compared (atWhat).
+func nodeRowText(row scaling.NodeRow, baseline, at string) string {
 	s := fmt.Sprintf("%s (%s, %s)", label(row.Name), row.Strategy, shapeText(row))
 	if math.IsNaN(row.Throughput) {
 		return s + " has no throughput estimate"
@@ -105,7 +115,7 @@ func nodeRowText(row scaling.NodeRow, baseline string) string {
 		s += fmt.Sprintf(", at $%.3f per month per ok/s", row.CostPerReqPerSec)
 	}
 	if cv := row.AtCapacity.CV(); !math.IsNaN(cv) {
-		s += fmt.Sprintf("; response-time CV %s at capacity", num2(cv))
+		s += fmt.Sprintf("; response-time CV %s at %s", num2(cv), at)
 	}
 	return s
 }
@@ -127,7 +137,7 @@ func linearityTexts(res scaling.NodeResult) []string {
 
 // variabilityText compares the response-time spread of scaling out and
 // scaling up (seed 002 §V found scaling up the more variable).
-func variabilityText(res scaling.NodeResult) string {
+func variabilityText(res scaling.NodeResult, at string) string {
 	h, v := res.HorizontalCV, res.VerticalCV
 	if math.IsNaN(h) || math.IsNaN(v) {
 		return ""
@@ -138,14 +148,15 @@ func variabilityText(res scaling.NodeResult) string {
 	} else if h == v {
 		more = "both vary alike"
 	}
-	return fmt.Sprintf("response times at capacity: %s, mean CV %s against %s", more, num2(math.Max(h, v)), num2(math.Min(h, v)))
+	return fmt.Sprintf("response times at %s: %s, mean CV %s against %s", at, more, num2(math.Max(h, v)), num2(math.Min(h, v)))
 }
 
 func nodeTable(cmp *scaling.NodeComparison) page.Block {
 	res := cmp.Result
 	src := "from each cluster treatment's completed runs; nodes = managed.cluster.nodes as the cluster started; node type, vCPUs and price from the lab hosts it ran on; " +
 		"size = vCPUs per node relative to the smallest type; strategy = horizontal (nodes of the baseline's size, another count) or vertical (nodes of another size); " +
-		"α = (nodes × size) over the baseline's; throughput = the capacity estimate (the highest mean throughput of a level that meets the SLO without client limits); " +
+		"α = (nodes × size) over the baseline's; throughput = the capacity estimate (the highest mean throughput of a level that meets the SLO without client limits), " +
+		"or, when some treatment met the SLO at no level, every treatment's peak (the highest mean throughput of a level without client limits), and the capacity columns are then at that level; " +
 		"scale-up = T(αs)/T(s); speed-up = RT(s)/RT(αs), mean response time at the highest level every treatment measured below the lowest knee; efficiency = scale-up/α; " +
 		"cost per month = nodes × price per node-hour (instance plus volumes) × 730 h; cost per ok/s = cost per month / throughput; " +
 		"response time = every successful request of the level's runs pooled (mean, standard deviation, CV = sd/mean); levels in req/s (open loop) or clients (closed loop)"
@@ -233,14 +244,14 @@ func addNodeScalingFinding(r *results.Results, cc capacity.Campaign, treatment s
 		case row.Name != treatment:
 		case row.Strategy == "baseline":
 			texts := linearityTexts(res)
-			if v := variabilityText(res); v != "" {
+			if v := variabilityText(res, atWhat(cmp)); v != "" {
 				texts = append(texts, v)
 			}
 			if len(texts) > 0 {
 				add("Node scaling", "baseline of the comparison over node count; "+strings.Join(texts, "; "))
 			}
 		default:
-			add("Node scaling", nodeRowText(row, res.Baseline))
+			add("Node scaling", nodeRowText(row, res.Baseline, atWhat(cmp)))
 		}
 	}
 	return nil

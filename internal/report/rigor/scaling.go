@@ -70,7 +70,8 @@ func runScaling(cmp *scaling.Comparison, curves []capacity.TreatmentCurve) ([]pa
 			srcs = append(srcs, strings.TrimPrefix(runSource(tc.Input, "treatment "+label(tc.Treatment.Name)), "from "))
 		}
 	}
-	src := "from " + strings.Join(srcs, "; ") + "; throughput = each treatment's capacity estimate (the highest mean throughput of a level that meets the SLO without client limits, as in the capacity section); " +
+	src := "from " + strings.Join(srcs, "; ") + "; throughput = each treatment's capacity estimate (the highest mean throughput of a level that meets the SLO without client limits, as in the capacity section), " +
+		"or, when some treatment met the SLO at no level, each treatment's peak (the highest mean throughput of a level without client limits; see the note); " +
 		"response time = mean latency at the highest level every treatment measured below the lowest knee; deployments from each treatment's lab event"
 	return scalingBlocks("scaling-runs", "campaign runs", cmp, src, "ok/s"), scalingSummary(cmp.Result, "ok/s")
 }

@@ -39,9 +39,30 @@ func start(t *testing.T, s *spec.Spec) (Outcome, *store.Store) {
 	t.Helper()
 	out, err := Start(context.Background(), s, Options{})
 	if err != nil {
+		logFailedRuns(t, out)
 		t.Fatal(err)
 	}
 	return out, openStore(t, out)
+}
+
+// logFailedRuns logs why each failed run of out failed, when its store
+// can be read: the results directory is gone with the test's.
+func logFailedRuns(t *testing.T, out Outcome) {
+	t.Helper()
+	if out.StorePath == "" {
+		return
+	}
+	st, err := store.Open(out.StorePath)
+	if err != nil {
+		return
+	}
+	defer st.Close()
+	runs, _ := st.Runs()
+	for _, r := range runs {
+		if r.Status != "completed" {
+			t.Logf("run %d (%s, level %g, repetition %d): %s: %s", r.ID, r.Treatment, r.Level, r.Repetition, r.Status, r.Message)
+		}
+	}
 }
 
 // storedRuns is the store's runs, which must number n.

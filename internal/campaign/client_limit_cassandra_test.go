@@ -12,17 +12,23 @@ import (
 // Where the load comes from, with three Cassandra nodes on a 2-core
 // machine: the client-limit verdict must name the side that was the limit
 // when the cause is designed in. One load agent on its own lab host sends
-// 800 reads/s (open loop, ONE, RF 3) to a 3-node ring on three lab hosts,
+// 300 reads/s (open loop, ONE, RF 3) to a 3-node ring on three lab hosts,
 // in two treatments:
 //
-//   - agent-starved: each node has 0.4 vCPU, the agent's host 0.02 (20 ms
-//     of CPU a second, while the agent needs tens of µs per request): the
-//     agent cannot keep its schedule, so its own verdict, and the run's,
-//     must say the client was the limit;
-//   - ring-starved: each node has 0.1 vCPU (a 4-node ring of such nodes
-//     served 300-520 ok/s, docs/clusters.md) and the agent a whole core:
-//     the ring serves well under the offered rate and the verdict must not
-//     blame the client.
+//   - agent-starved: each node has a whole vCPU, the agent's host 0.02
+//     (20 ms of CPU a second, while the agent needs tens of µs per request,
+//     up to about 100 on a slow day): the agent cannot keep its schedule,
+//     so its own verdict, and the run's, must say the client was the limit.
+//     (The rate was 800 req/s and the nodes had 0.4 vCPU until a day when
+//     this machine ran 3-5 times slower (2026-12-01): the ring itself then
+//     fell behind, at a p99 of 1.2 s, serving 482 ok/s at 0.4 vCPU per node and 442
+//     with whole vCPUs, and the verdict rightly blamed the target. The ring must have
+//     room for the agent to be the only limit.)
+//   - ring-starved: each node has 0.1 vCPU and the agent a whole core:
+//     the ring serves under 90% of the offered rate and the verdict must
+//     not blame the client. (Such a ring served 229-260 ok/s on 2026-11-25
+//     and 63 on the slow day; at 0.05 vCPU the nodes timed out creating the
+//     keyspace.)
 func TestCassandraRingClientLimitVerdict(t *testing.T) {
 	labtest.NeedCassandra(t)
 	dir := labtest.SearchableDir(t)
@@ -33,7 +39,7 @@ lab:
   name: t-cass-climit
   populate_unthrottled: true
   hosts:
-    - {name: cass, count: 3, type: medium, vcpus: 0.4}
+    - {name: cass, count: 3, type: medium, vcpus: 1}
     - {name: load, type: small, vcpus: 0.02}
 target:
   type: cassandra
@@ -44,7 +50,7 @@ workload: {ycsb: c, record_count: 1000, field_count: 4, field_length: 50, reques
 load:
   model: open
   arrival: constant
-  rates: [800]
+  rates: [300]
   max_in_flight: 128
   timeout: 5s
   agents: {hosts: [load], binary: %s}
@@ -78,7 +84,7 @@ output: out
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %.0f ok/s of 800 offered, %d completed, %d errors, %d dropped, %d late; client-limited %v (agents %v): %s",
+		t.Logf("%s: %.0f ok/s of 300 offered, %d completed, %d errors, %d dropped, %d late; client-limited %v (agents %v): %s",
 			c.treatment, sum.Throughput, sum.Completed, sum.Errors, sum.Dropped, sum.Late, sum.ClientLimited, limiting, sum.ClientNote)
 		if part, _ := r.Partial(run.ID); part != "" {
 			t.Errorf("%s: the agent must see the run through: %s", c.treatment, part)
@@ -92,12 +98,12 @@ output: out
 		if !c.limited && len(limiting) != 0 {
 			t.Errorf("%s: limiting agents %v, want none: the ring, not the agent, was the limit", c.treatment, limiting)
 		}
-		// The starved ring serves well under the offered rate. (The starved
+		// The starved ring serves under 90% of the offered rate. (The starved
 		// agent's rate says less: it sends in bursts between its quota's
-		// throttled periods and served 588-659 ok/s; its late sends are
+		// throttled periods and served 588-659 of 800 ok/s; its late sends are
 		// the evidence, and the verdict above counts them.)
-		if !c.limited && sum.Throughput > 0.8*800 {
-			t.Errorf("%s: %.0f ok/s of 800 offered; the ring at a tenth of a core each should not serve that", c.treatment, sum.Throughput)
+		if !c.limited && sum.Throughput > 0.9*300 {
+			t.Errorf("%s: %.0f ok/s of 300 offered; the ring at a tenth of a core each should not serve that", c.treatment, sum.Throughput)
 		}
 	}
 }

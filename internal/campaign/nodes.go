@@ -128,6 +128,16 @@ func (ex *executor) addNode(ctx context.Context, ns target.NodeScaler, e infra.E
 	ch, err := ns.AddNode(ctx, host)
 	ch.Host = host
 	if err != nil {
+		if host != "" {
+			// A host without its node serves nothing but would still be
+			// paid for and counted as one of its tier's nodes (a
+			// controller would then try to remove a node that never
+			// joined), so it goes back to the provider.
+			if rerr := ex.releaseHost(context.WithoutCancel(ctx), host); rerr != nil {
+				return ch, fmt.Errorf("%w; %v", err, rerr)
+			}
+			return ch, fmt.Errorf("%w; host %s was released again", err, host)
+		}
 		return ch, err
 	}
 	key := host

@@ -47,6 +47,9 @@ type cassandraNode struct {
 	jmxRemote bool     // JMX on every address (lab host) instead of loopback only
 	heapMiB   int
 	authRF    int // system_auth's replication factor when this node creates it
+	// ringDelay is cassandra.ring_delay_ms: how long a new node waits for
+	// the ring's state, and how long its first gossip with a seed may take.
+	ringDelay time.Duration
 	java      string
 	classpath string
 
@@ -304,9 +307,8 @@ func (n *cassandraNode) Command(inst *Instance) (string, []string) {
 		// and server.log ends there.
 		"-Dcassandra-foreground=yes",
 		// A new node waits ring_delay for the ring's state to reach it
-		// (30 s by default); on one machine or a lab bridge gossip
-		// arrives within a second or two.
-		"-Dcassandra.ring_delay_ms=3000",
+		// (30 s by default); see cassandraRingDelay.
+		"-Dcassandra.ring_delay_ms="+strconv.FormatInt(max(n.ringDelay, time.Second).Milliseconds(), 10),
 		"-Dcassandra.skip_wait_for_gossip_to_settle=0",
 		// The default superuser is tried after 1 s instead of 10 s (and
 		// again every second until system_auth has a quorum); the

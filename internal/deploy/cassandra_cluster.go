@@ -64,6 +64,21 @@ const cassandraNodeStart = 3 * time.Minute
 // node's share of the data set.
 const cassandraJoinTimeout = time.Hour
 
+// cassandraRingDelay is the ring delay of the nodes a cluster starts with:
+// they join idle seeds on one machine or a lab bridge, where gossip
+// arrives within a second or two, so the default 30 s would only slow
+// every start.
+const cassandraRingDelay = 3 * time.Second
+
+// cassandraJoinRingDelay is the ring delay of a node added to a running
+// cluster (AddNode). Its seeds may be saturated by the very load that
+// asked for it, and a node's first gossip with them (the shadow round) is
+// given up, and the node exits with "Unable to gossip with any peers",
+// after one ring delay. A seed at a quarter of a vCPU under 2,500 req/s
+// took over 5 s just to accept the connection, so 3 s failed the join;
+// the price is 15 s of the join's pending-range wait, half the default.
+const cassandraJoinRingDelay = 15 * time.Second
+
 // StartCassandra starts a Cassandra cluster in dir (one subdirectory per
 // node, named like the node): m.Cluster's node count (nil = one node), on
 // m.Cluster.Placements (one node per lab host) or m.Placement for a single
@@ -124,7 +139,7 @@ func StartCassandra(ctx context.Context, dir string, m Managed) (*CassandraClust
 		if timeout <= 0 {
 			timeout = cassandraNodeStart
 		}
-		if _, err := c.startNode(ctx, p, seeds, authRF, timeout); err != nil {
+		if _, err := c.startNode(ctx, p, seeds, authRF, cassandraRingDelay, timeout); err != nil {
 			return nil, errors.Join(err, c.Remove())
 		}
 	}
@@ -138,7 +153,7 @@ func StartCassandra(ctx context.Context, dir string, m Managed) (*CassandraClust
 // with seeds (none: the node is the first and seeds itself) and waits
 // until it is UN. The node joins the members when it runs, even if the
 // wait fails, so that Remove stops it.
-func (c *CassandraCluster) startNode(ctx context.Context, p *Placement, seeds []string, authRF int, timeout time.Duration) (*cassandraMember, error) {
+func (c *CassandraCluster) startNode(ctx context.Context, p *Placement, seeds []string, authRF int, ringDelay, timeout time.Duration) (*cassandraMember, error) {
 	c.mu.Lock()
 	idx := c.created
 	c.created++
@@ -170,7 +185,7 @@ func (c *CassandraCluster) startNode(ctx context.Context, p *Placement, seeds []
 	}
 	recipe := &cassandraNode{name: name, cluster: cassandraClusterName, seeds: seeds, storage: c.storage,
 		jmxPort: jmx, jmxRemote: c.lab, heapMiB: cassandraHeapMiB(settings, p), authRF: authRF,
-		java: c.java, classpath: c.classpath}
+		ringDelay: ringDelay, java: c.java, classpath: c.classpath}
 	nodeDir := filepath.Join(c.dir, name)
 	inst, err := Start(ctx, recipe, nodeDir, Managed{Settings: settings, Port: c.native, Keep: c.base.Keep,
 		StartTimeout: timeout, Placement: place})
@@ -400,7 +415,7 @@ func (c *CassandraCluster) AddNode(ctx context.Context, p *Placement) (NodeChang
 	ch.Node = NodeName(c.created)
 	authRF := min(3, len(c.members))
 	c.mu.Unlock()
-	mem, err := c.startNode(ctx, p, seeds, authRF, timeout)
+	mem, err := c.startNode(ctx, p, seeds, authRF, cassandraJoinRingDelay, timeout)
 	if mem != nil {
 		ch.Started = mem.recipe.listeningSince()
 	}

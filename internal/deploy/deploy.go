@@ -419,7 +419,7 @@ func (i *Instance) start(ctx context.Context) error {
 			if cause := i.oomCause(oomBefore); cause != "" {
 				return fmt.Errorf("%s (it exited while starting: %v; its log is %s)", cause, i.exitErr, i.LogPath())
 			}
-			return fmt.Errorf("the %s server exited while starting (%v); its log %s ends with: %s", i.Kind, i.exitErr, i.LogPath(), tailFile(i.LogPath(), 5))
+			return fmt.Errorf("the %s server exited while starting (%v); %s", i.Kind, i.exitErr, logSays(i.LogPath(), 5))
 		default:
 		}
 		if last = i.recipe.Ready(wctx, i); last == nil {
@@ -428,7 +428,7 @@ func (i *Instance) start(ctx context.Context) error {
 		select {
 		case <-wctx.Done():
 			_ = i.Stop(context.Background())
-			return fmt.Errorf("the %s server did not become ready within %v: %v; its log %s ends with: %s", i.Kind, i.timeout, last, i.LogPath(), tailFile(i.LogPath(), 5))
+			return fmt.Errorf("the %s server did not become ready within %v: %v; %s", i.Kind, i.timeout, last, logSays(i.LogPath(), 5))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // randomPassword is the password of a managed instance's workload user. It
@@ -36,6 +38,41 @@ func tailFile(path string, n int) string {
 		b = b[len(b)-64<<10:]
 	}
 	return lastLines(b, n)
+}
+
+// logSays describes a server's log for an error: its path, its last n
+// lines, and the error it logged last when that is not among them (a JVM
+// logs its shutdown after the exception that caused it).
+func logSays(path string, n int) string {
+	tail := tailFile(path, n)
+	b, err := os.ReadFile(path)
+	if len(b) > 64<<10 {
+		b = b[len(b)-64<<10:]
+	}
+	if cause := failureLine(b); err == nil && cause != "" && !strings.Contains(tail, cause) {
+		return fmt.Sprintf("its log %s ends with: %s; the error it logged last: %s", path, tail, cause)
+	}
+	return fmt.Sprintf("its log %s ends with: %s", path, tail)
+}
+
+// failureLine is the last error a server logged: the exception after a
+// Java "Exception encountered during startup", or else the last line
+// marked ERROR or FATAL; "" when there is none.
+func failureLine(log []byte) string {
+	lines := strings.Split(string(log), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if strings.Contains(l, "encountered during startup") && i+1 < len(lines) && strings.TrimSpace(lines[i+1]) != "" {
+			l = strings.TrimSpace(lines[i+1])
+		} else if !strings.Contains(l, "ERROR") && !strings.Contains(l, "FATAL") {
+			continue
+		}
+		if len(l) > 300 {
+			l = l[:300] + "..."
+		}
+		return l
+	}
+	return ""
 }
 
 // InstanceDir returns the directory for a new managed instance of kind under

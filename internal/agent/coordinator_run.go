@@ -292,6 +292,24 @@ func (c *Coordinator) collect(ctx context.Context, rs RunSpec, ev *events, rem [
 	stopped := false
 	var sinkErr error
 	planEnd := out.Start.Add(time.Duration(rs.Last+1)*rs.Interval + rs.Drain)
+	// An agent late with an interval but still sending is slow, not gone:
+	// a host starved of CPU sends its copies seconds late, and its share,
+	// with its own client-limit verdict, is what the run must report. So
+	// a late agent is let go only once it has also been silent for
+	// `silent`, and at the latest `lagCap` after the results' deadline.
+	silent := max(behind, 5*time.Second)
+	lagCap := planEnd.Add(behind + max(30*time.Second, 10*behind))
+	heard := make([]time.Time, n)
+	for i := range heard {
+		heard[i] = time.Now()
+	}
+	missing := func(i int) bool {
+		if !live(i) || finished(i) {
+			return false
+		}
+		_, ok := got[i][next]
+		return !ok || next > rs.Last
+	}
 	for {
 		// Hand out every interval all live agents have sent (an agent that
 		// has finished sends no more: an interrupted one ends early).
@@ -359,12 +377,34 @@ func (c *Coordinator) collect(ctx context.Context, rs RunSpec, ev *events, rem [
 		// agent's engine hands out its last interval only once the
 		// requests in flight at the end have answered or timed out (the
 		// drain), so that one may come as late as the results.
-		deadline := out.Start.Add(time.Duration(next+1)*rs.Interval + behind)
+		due := out.Start.Add(time.Duration(next+1)*rs.Interval + behind)
 		if next >= rs.Last {
-			deadline = planEnd.Add(behind)
+			due = planEnd.Add(behind)
 		}
-		if d := time.Now().Add(behind); stopped && d.Before(deadline) {
-			deadline = d
+		// letGo is when agent i, missing the interval awaited, is let go.
+		letGo := func(i int) time.Time {
+			at := due
+			if h := heard[i].Add(silent); h.After(at) {
+				at = h
+			}
+			if at.After(lagCap) {
+				at = lagCap
+			}
+			if d := time.Now().Add(behind); stopped && d.Before(at) {
+				at = d
+			}
+			return at
+		}
+		var deadline time.Time
+		for i := range n {
+			if missing(i) {
+				if at := letGo(i); deadline.IsZero() || at.Before(deadline) {
+					deadline = at
+				}
+			}
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(behind)
 		}
 		e, ok := ev.next()
 		if !ok {
@@ -375,10 +415,8 @@ func (c *Coordinator) collect(ctx context.Context, rs RunSpec, ev *events, rem [
 			case <-t.C:
 				now := time.Now()
 				for i := range n {
-					if live(i) && !finished(i) {
-						if _, ok := got[i][next]; !ok || next > rs.Last {
-							c.let(&out.Agents[i], rem[i], store.AgentBehind, now, fmt.Sprintf("it had not sent interval %d %v after its end", next, behind))
-						}
+					if missing(i) && !now.Before(letGo(i)) {
+						c.let(&out.Agents[i], rem[i], store.AgentBehind, now, fmt.Sprintf("it had not sent interval %d %v after its end, nor anything for %v", next, now.Sub(due.Add(-behind)).Round(time.Millisecond), now.Sub(heard[i]).Round(time.Millisecond)))
 					}
 				}
 				continue
@@ -402,6 +440,9 @@ func (c *Coordinator) collect(ctx context.Context, rs RunSpec, ev *events, rem [
 				e.r.gone = true
 			}
 			continue
+		}
+		if e.err == nil && e.m.Run == ev.run {
+			heard[i] = time.Now()
 		}
 		switch {
 		case e.err != nil:

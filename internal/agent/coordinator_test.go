@@ -19,6 +19,8 @@ type tickRunner struct {
 	interval time.Duration
 	last     int64
 	drain    time.Duration // how much later than its end the last interval is sent (the engine's drain)
+	lag      time.Duration // interval k is sent (k+1) x lag late (a host starved of CPU)
+	hangFrom int64         // > 0: from this interval on nothing more is sent (a frozen host)
 	mu       sync.Mutex
 	sent     []int64 // indexes sent
 	start    time.Time
@@ -56,7 +58,11 @@ func (r *tickRunner) Run(ctx context.Context, start time.Time, send func(Interva
 		select {
 		case <-ctx.Done():
 			return ResultMsg{Interrupted: true}, nil
-		case <-time.After(time.Until(start.Add(time.Duration(k+1)*r.interval + r.lastDelay(k)))):
+		case <-time.After(time.Until(start.Add(time.Duration(k+1)*r.interval + r.lastDelay(k) + time.Duration(k+1)*r.lag))):
+		}
+		if r.hangFrom > 0 && k >= r.hangFrom {
+			<-ctx.Done()
+			return ResultMsg{Interrupted: true}, nil
 		}
 		h := store.NewHistogram()
 		for _, v := range values(r.index, k) {
@@ -208,5 +214,62 @@ func TestCoordinatorWaitsOutTheLastIntervalsDrain(t *testing.T) {
 	}
 	if p := out.Partial(); p != "" {
 		t.Errorf("partial: %q", p)
+	}
+}
+
+// A host starved of CPU sends its intervals later and later, but keeps
+// sending: its agent is slow, not gone, and its share (with its own
+// client-limit verdict) is the measurement, so the coordinator waits for
+// it. A CPU-starved load agent on a lab host was let go this way, and with
+// it the run (2026-12-01). A host that stops sending is still let go.
+func TestCoordinatorKeepsASlowAgentAndLetsASilentOneGo(t *testing.T) {
+	c, err := Listen("127.0.0.1:0", testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const iv = 100 * time.Millisecond
+	const last = 9
+	// Interval k comes (k+1) x 150 ms late: 1.5 s for the last, far past
+	// Behind (200 ms), with at most 250 ms between two copies.
+	slow := &tickRunner{interval: iv, last: last, lag: 150 * time.Millisecond}
+	frozen := &tickRunner{interval: iv, last: last, hangFrom: 3}
+	dial(t, context.Background(), c, "slow", testToken, slow)
+	dial(t, context.Background(), c, "frozen", testToken, frozen)
+	if err := c.Wait(context.Background(), []string{"slow", "frozen"}, 5*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	rs := RunSpec{Agents: []string{"slow", "frozen"}, Orders: []Order{{Share: Share{Index: 0, Of: 2}}, {Share: Share{Index: 1, Of: 2}}},
+		Interval: iv, Last: last, Drain: 200 * time.Millisecond, Behind: 200 * time.Millisecond}
+	var merged []Merged
+	began := time.Now()
+	out, err := c.Run(context.Background(), rs, func(m Merged) error {
+		merged = append(merged, m)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := out.Agents[0]; a.Status != store.AgentCompleted || a.Result == nil {
+		t.Errorf("the slow agent: status %v, result %v; it kept sending, so it should have been waited for", a.Status, a.Result)
+	}
+	if a := out.Agents[1]; a.Status != store.AgentBehind || !strings.Contains(a.Reason, "nor anything for") {
+		t.Errorf("the frozen agent: status %v (%s); want behind, silent", a.Status, a.Reason)
+	}
+	if len(merged) != last+1 {
+		t.Fatalf("%d merged intervals, want %d", len(merged), last+1)
+	}
+	for k, m := range merged {
+		if _, ok := m.PerAgent["slow"]; !ok {
+			t.Errorf("interval %d lacks the slow agent's share", k)
+		}
+		if _, ok := m.PerAgent["frozen"]; ok != (k < 3) {
+			t.Errorf("interval %d: the frozen agent's share present %v, want only before interval 3", k, ok)
+		}
+	}
+	// The frozen agent is let go after 5 s of silence, not at once, and
+	// not after the slow one's whole lag.
+	if took := time.Since(began); took > 20*time.Second {
+		t.Errorf("the run took %v", took)
 	}
 }

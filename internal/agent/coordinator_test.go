@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -184,28 +186,11 @@ func TestCoordinatorMergesAndMarksALostAgent(t *testing.T) {
 // Cassandra ring answering for seconds after the end lost its one agent
 // this way (2026-12-01).
 func TestCoordinatorWaitsOutTheLastIntervalsDrain(t *testing.T) {
-	c, err := Listen("127.0.0.1:0", testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	const iv = 100 * time.Millisecond
 	const last = 3
 	r := &tickRunner{interval: iv, last: last, drain: 800 * time.Millisecond}
-	dial(t, context.Background(), c, "a", testToken, r)
-	if err := c.Wait(context.Background(), []string{"a"}, 5*time.Second, nil); err != nil {
-		t.Fatal(err)
-	}
-	rs := RunSpec{Agents: []string{"a"}, Orders: []Order{{Share: Share{Index: 0, Of: 1}}}, Interval: iv, Last: last,
-		Drain: 2 * time.Second, Behind: 200 * time.Millisecond}
-	var merged []Merged
-	out, err := c.Run(context.Background(), rs, func(m Merged) error {
-		merged = append(merged, m)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, merged := runTickAgents(t, map[string]*tickRunner{"a": r},
+		RunSpec{Interval: iv, Last: last, Drain: 2 * time.Second, Behind: 200 * time.Millisecond})
 	if a := out.Agents[0]; a.Status != store.AgentCompleted || a.Result == nil {
 		t.Fatalf("agent a: status %v, result %v; its last interval came within the drain", a.Status, a.Result)
 	}
@@ -223,37 +208,20 @@ func TestCoordinatorWaitsOutTheLastIntervalsDrain(t *testing.T) {
 // it. A CPU-starved load agent on a lab host was let go this way, and with
 // it the run (2026-12-01). A host that stops sending is still let go.
 func TestCoordinatorKeepsASlowAgentAndLetsASilentOneGo(t *testing.T) {
-	c, err := Listen("127.0.0.1:0", testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
 	const iv = 100 * time.Millisecond
 	const last = 9
 	// Interval k comes (k+1) x 150 ms late: 1.5 s for the last, far past
 	// Behind (200 ms), with at most 250 ms between two copies.
 	slow := &tickRunner{interval: iv, last: last, lag: 150 * time.Millisecond}
 	frozen := &tickRunner{interval: iv, last: last, hangFrom: 3}
-	dial(t, context.Background(), c, "slow", testToken, slow)
-	dial(t, context.Background(), c, "frozen", testToken, frozen)
-	if err := c.Wait(context.Background(), []string{"slow", "frozen"}, 5*time.Second, nil); err != nil {
-		t.Fatal(err)
-	}
-	rs := RunSpec{Agents: []string{"slow", "frozen"}, Orders: []Order{{Share: Share{Index: 0, Of: 2}}, {Share: Share{Index: 1, Of: 2}}},
-		Interval: iv, Last: last, Drain: 200 * time.Millisecond, Behind: 200 * time.Millisecond}
-	var merged []Merged
 	began := time.Now()
-	out, err := c.Run(context.Background(), rs, func(m Merged) error {
-		merged = append(merged, m)
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if a := out.Agents[0]; a.Status != store.AgentCompleted || a.Result == nil {
+	out, merged := runTickAgents(t, map[string]*tickRunner{"slow": slow, "frozen": frozen},
+		RunSpec{Interval: iv, Last: last, Drain: 200 * time.Millisecond, Behind: 200 * time.Millisecond})
+	// Agents are in name order: frozen, then slow.
+	if a := out.Agents[1]; a.Name != "slow" || a.Status != store.AgentCompleted || a.Result == nil {
 		t.Errorf("the slow agent: status %v, result %v; it kept sending, so it should have been waited for", a.Status, a.Result)
 	}
-	if a := out.Agents[1]; a.Status != store.AgentBehind || !strings.Contains(a.Reason, "nor anything for") {
+	if a := out.Agents[0]; a.Name != "frozen" || a.Status != store.AgentBehind || !strings.Contains(a.Reason, "nor anything for") {
 		t.Errorf("the frozen agent: status %v (%s); want behind, silent", a.Status, a.Reason)
 	}
 	if len(merged) != last+1 {
@@ -272,4 +240,34 @@ func TestCoordinatorKeepsASlowAgentAndLetsASilentOneGo(t *testing.T) {
 	if took := time.Since(began); took > 20*time.Second {
 		t.Errorf("the run took %v", took)
 	}
+}
+
+// runTickAgents connects one agent per runner (in name order, each with
+// its share) to a new coordinator and runs rs with them; it returns the
+// outcome and the merged intervals.
+func runTickAgents(t *testing.T, runners map[string]*tickRunner, rs RunSpec) (Outcome, []Merged) {
+	t.Helper()
+	c, err := Listen("127.0.0.1:0", testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	names := slices.Sorted(maps.Keys(runners))
+	for i, name := range names {
+		dial(t, context.Background(), c, name, testToken, runners[name])
+		rs.Orders = append(rs.Orders, Order{Share: Share{Index: i, Of: len(names)}})
+	}
+	rs.Agents = names
+	if err := c.Wait(context.Background(), names, 5*time.Second, nil); err != nil {
+		t.Fatal(err)
+	}
+	var merged []Merged
+	out, err := c.Run(context.Background(), rs, func(m Merged) error {
+		merged = append(merged, m)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, merged
 }

@@ -30,26 +30,32 @@ func lastLines(out []byte, n int) string {
 }
 
 func tailFile(path string, n int) string {
-	b, err := os.ReadFile(path)
+	b, err := readTail(path)
 	if err != nil {
 		return "(no log: " + err.Error() + ")"
 	}
+	return lastLines(b, n)
+}
+
+// readTail is the last 64 KiB of a log.
+func readTail(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
 	if len(b) > 64<<10 {
 		b = b[len(b)-64<<10:]
 	}
-	return lastLines(b, n)
+	return b, err
 }
 
 // logSays describes a server's log for an error: its path, its last n
 // lines, and the error it logged last when that is not among them (a JVM
 // logs its shutdown after the exception that caused it).
 func logSays(path string, n int) string {
-	tail := tailFile(path, n)
-	b, err := os.ReadFile(path)
-	if len(b) > 64<<10 {
-		b = b[len(b)-64<<10:]
+	b, err := readTail(path)
+	if err != nil {
+		return fmt.Sprintf("its log %s could not be read: %v", path, err)
 	}
-	if cause := failureLine(b); err == nil && cause != "" && !strings.Contains(tail, cause) {
+	tail := lastLines(b, n)
+	if cause := failureLine(b); cause != "" && !strings.Contains(tail, cause) {
 		return fmt.Sprintf("its log %s ends with: %s; the error it logged last: %s", path, tail, cause)
 	}
 	return fmt.Sprintf("its log %s ends with: %s", path, tail)

@@ -120,8 +120,9 @@ func createTable(table string, fields int) string {
 	return fmt.Sprintf("CREATE TABLE IF NOT EXISTS %s (ycsb_key VARCHAR(255) PRIMARY KEY, %s)", table, strings.Join(cols, ", "))
 }
 
-// prepare prepares every statement of the table.
-func prepare(ctx context.Context, db *sql.DB, e Engine, table string, fields int) (*statements, error) {
+// prepare prepares every statement of the table, or with readsOnly only
+// its reads and scans (for a read replica, which refuses writes).
+func prepare(ctx context.Context, db *sql.DB, e Engine, table string, fields int, readsOnly bool) (*statements, error) {
 	s := &statements{fields: fields}
 	var err error
 	p := func(q string) *sql.Stmt {
@@ -148,13 +149,17 @@ func prepare(ctx context.Context, db *sql.DB, e Engine, table string, fields int
 	all := strings.Join(cols, ", ")
 	s.readAll = p(fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = %s", all, table, e.placeholder(1)))
 	s.scanAll = p(fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key >= %s ORDER BY ycsb_key LIMIT %s", all, table, e.placeholder(1), e.placeholder(2)))
-	s.updateAll = p(fmt.Sprintf("UPDATE %s SET %s WHERE ycsb_key = %s", table, strings.Join(sets, ", "), e.placeholder(fields+1)))
-	s.insertHead = fmt.Sprintf("INSERT INTO %s (ycsb_key, %s) VALUES ", table, all)
-	s.insert = p(s.insertHead + "(" + strings.Join(params, ", ") + ")")
 	for i := range fields {
 		s.readField = append(s.readField, p(fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key = %s", cols[i], table, e.placeholder(1))))
 		s.scanField = append(s.scanField, p(fmt.Sprintf("SELECT %s FROM %s WHERE ycsb_key >= %s ORDER BY ycsb_key LIMIT %s", cols[i], table, e.placeholder(1), e.placeholder(2))))
-		s.updateOne = append(s.updateOne, p(fmt.Sprintf("UPDATE %s SET %s = %s WHERE ycsb_key = %s", table, cols[i], e.placeholder(1), e.placeholder(2))))
+	}
+	if !readsOnly {
+		s.updateAll = p(fmt.Sprintf("UPDATE %s SET %s WHERE ycsb_key = %s", table, strings.Join(sets, ", "), e.placeholder(fields+1)))
+		s.insertHead = fmt.Sprintf("INSERT INTO %s (ycsb_key, %s) VALUES ", table, all)
+		s.insert = p(s.insertHead + "(" + strings.Join(params, ", ") + ")")
+		for i := range fields {
+			s.updateOne = append(s.updateOne, p(fmt.Sprintf("UPDATE %s SET %s = %s WHERE ycsb_key = %s", table, cols[i], e.placeholder(1), e.placeholder(2))))
+		}
 	}
 	if err != nil {
 		s.close()

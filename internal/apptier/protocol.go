@@ -20,20 +20,36 @@ import (
 //	                                       (dropping it first when fresh=1),
 //	                                       then prepare the statements
 //	POST /admin/load                       body: one record per line, KEY TAB VALUES
+//	POST /admin/replicas                   body: one HOST:PORT per line, the
+//	                                       database's read replicas now (none:
+//	                                       reads go to the primary again)
+//	GET  /admin/replicas                   the reads each served: one line
+//	                                       each, HOST:PORT TAB N, then
+//	                                       primary TAB N and retried TAB N
+//
+// Reads and scans go round-robin to the replicas the last POST
+// /admin/replicas listed (the primary while it listed none); updates,
+// inserts and read-modify-writes always go to the primary, whose URL comes
+// from the environment (see Config.DSN). A replica is reached with the
+// primary's user, password and database. A read that fails because its
+// replica went away is retried once on the primary. /admin/prepare empties
+// the replica list: the table may have changed, so the target sends it
+// again once the replicas have replayed the new table.
 //
 // Every data request first spends the server's CPU work (Config.Work).
 // Errors carry the kind of failure in the KindHeader header (timeout,
 // busy, connection, deadlock, constraint), so that the client can count
 // them by kind; 404 is a missing record.
 const (
-	PathHealth  = "/healthz"
-	PathRead    = "/read"
-	PathScan    = "/scan"
-	PathUpdate  = "/update"
-	PathInsert  = "/insert"
-	PathRMW     = "/rmw"
-	PathPrepare = "/admin/prepare"
-	PathLoad    = "/admin/load"
+	PathHealth   = "/healthz"
+	PathRead     = "/read"
+	PathScan     = "/scan"
+	PathUpdate   = "/update"
+	PathInsert   = "/insert"
+	PathRMW      = "/rmw"
+	PathPrepare  = "/admin/prepare"
+	PathLoad     = "/admin/load"
+	PathReplicas = "/admin/replicas"
 
 	// KindHeader names the kind of a failed request.
 	KindHeader = "X-Headroom-Kind"

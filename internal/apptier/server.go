@@ -24,7 +24,14 @@ type Server struct {
 	engine Engine
 	db     *sql.DB
 	stmts  atomic.Pointer[statements]
-	mu     sync.Mutex // serialises prepare
+	mu     sync.Mutex // serialises prepare and changes of the replica set
+
+	// replicas is the read replicas' set (replicas.go): an immutable
+	// slice replaced whole; turn chooses the next.
+	replicas     atomic.Pointer[[]*replica]
+	turn         atomic.Uint64
+	primaryReads atomic.Uint64 // reads and scans the primary answered
+	retried      atomic.Uint64 // of those, retries after a replica went away
 }
 
 // NewServer opens the database pool the configuration names (the pool
@@ -44,8 +51,11 @@ func NewServer(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, engine: e, db: db}, nil
 }
 
-// Close closes the statements and the pool.
+// Close closes the replicas' pools, the statements and the pool.
 func (s *Server) Close() error {
+	s.mu.Lock()
+	s.dropReplicas(context.Background())
+	s.mu.Unlock()
 	s.stmts.Load().close()
 	return s.db.Close()
 }
@@ -56,6 +66,8 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET "+PathHealth, s.health)
 	mux.HandleFunc("POST "+PathPrepare, s.prepare)
 	mux.HandleFunc("POST "+PathLoad, s.load)
+	mux.HandleFunc("POST "+PathReplicas, s.setReplicasHTTP)
+	mux.HandleFunc("GET "+PathReplicas, s.replicasHTTP)
 	mux.HandleFunc("GET "+PathRead, s.data(s.read))
 	mux.HandleFunc("GET "+PathScan, s.data(s.scan))
 	mux.HandleFunc("POST "+PathUpdate, s.data(s.update))
@@ -75,6 +87,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 }
 
 // prepare (re)creates the table when asked and prepares the statements.
+// The replica set is emptied first: its statements are of the table as it
+// was, and a replica has a new table only once it has replayed it, which
+// the target waits for before it sends the replicas again.
 func (s *Server) prepare(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	fields, err := strconv.Atoi(q.Get("fields"))
@@ -85,6 +100,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := r.Context()
+	s.dropReplicas(ctx)
 	if q.Get("ddl") == "1" {
 		if q.Get("fresh") == "1" {
 			if _, err := s.db.ExecContext(ctx, "DROP TABLE IF EXISTS "+s.cfg.Table); err != nil {
@@ -101,7 +117,7 @@ func (s *Server) prepare(w http.ResponseWriter, r *http.Request) {
 	// the pool over.
 	s.db.SetMaxIdleConns(0)
 	s.db.SetMaxIdleConns(s.cfg.Pool)
-	st, err := prepare(ctx, s.db, s.engine, s.cfg.Table, fields)
+	st, err := prepare(ctx, s.db, s.engine, s.cfg.Table, fields, false)
 	if err != nil {
 		fail(w, r, http.StatusInternalServerError, err)
 		return
@@ -244,16 +260,23 @@ func (s *Server) data(op func(context.Context, *statements, *request, *bytes.Buf
 // errNotFound is a missing record: status 404.
 var errNotFound = target.ErrNotFound
 
+// read answers from a replica when there are any (replicas.go). On an
+// async replica a record inserted less than its replay lag ago is not
+// there yet: the read answers 404, as for a missing record.
 func (s *Server) read(ctx context.Context, st *statements, req *request, out *bytes.Buffer) (int, error) {
-	stmt := st.readAll
-	if req.field >= 0 {
-		stmt = st.readField[req.field]
-	}
-	rows, err := stmt.QueryContext(ctx, req.key)
-	if err != nil {
-		return 0, err
-	}
-	n, err := writeRows(rows, out)
+	n, err := s.query(ctx, st, req, out, false)
+	return found(n, err)
+}
+
+// readPrimary is the read of a read-modify-write, which must see the
+// latest write: always on the primary.
+func (s *Server) readPrimary(ctx context.Context, st *statements, req *request, out *bytes.Buffer) (int, error) {
+	n, err := runQuery(ctx, st, req, out, false)
+	return found(n, err)
+}
+
+// found is a read's status: 404 when it found no row.
+func found(n int, err error) (int, error) {
 	if err != nil {
 		return 0, err
 	}
@@ -263,19 +286,12 @@ func (s *Server) read(ctx context.Context, st *statements, req *request, out *by
 	return 0, nil
 }
 
+// scan answers from a replica when there are any, as read.
 func (s *Server) scan(ctx context.Context, st *statements, req *request, out *bytes.Buffer) (int, error) {
 	if req.n == 0 {
 		return http.StatusBadRequest, errors.New("n is missing")
 	}
-	stmt := st.scanAll
-	if req.field >= 0 {
-		stmt = st.scanField[req.field]
-	}
-	rows, err := stmt.QueryContext(ctx, req.key, req.n)
-	if err != nil {
-		return 0, err
-	}
-	_, err = writeRows(rows, out)
+	_, err := s.query(ctx, st, req, out, true)
 	return 0, err
 }
 
@@ -324,7 +340,7 @@ func (s *Server) insert(ctx context.Context, st *statements, req *request, _ *by
 }
 
 func (s *Server) rmw(ctx context.Context, st *statements, req *request, out *bytes.Buffer) (int, error) {
-	if status, err := s.read(ctx, st, &request{key: req.key, field: req.field}, out); err != nil {
+	if status, err := s.readPrimary(ctx, st, &request{key: req.key, field: req.field}, out); err != nil {
 		return status, err
 	}
 	out.Reset()

@@ -64,10 +64,11 @@ var serverCommand = func() (path string, args, env []string, err error) {
 // Target is the running n-tier system.
 type Target struct {
 	opts      Options
-	env       registry.Env // kept for AddNode: the lab hosts brought up mid-run
-	db        *deploy.Instance
-	dsn       string // the application servers' database URL: holds the password
-	dir       string // the application servers' logs
+	env       registry.Env            // kept for AddNode: the lab hosts brought up mid-run
+	db        *deploy.Instance        // the one server, or the cluster's primary
+	pc        *deploy.PostgresCluster // db.cluster (dbtier.go); nil: one server
+	dsn       string                  // the application servers' database URL: holds the password
+	dir       string                  // the application servers' logs
 	transport *http.Transport
 	client    *http.Client
 	next      atomic.Uint64
@@ -85,6 +86,12 @@ type Target struct {
 	scale   sync.Mutex
 	allowed map[string]bool // addresses the database admits (lab only)
 	locals  int             // local servers numbered so far (local1, ...)
+
+	// loads counts the population batches sent; replayed is its value
+	// when the replicas last caught up (waitReplayed).
+	loads    atomic.Int64
+	replayMu sync.Mutex
+	replayed int64
 }
 
 // appServer is one application server process.
@@ -120,26 +127,14 @@ func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err e
 		return nil, err
 	}
 	recipe, scheme := opts.DB.recipe()
-	m := deploy.Managed{Settings: opts.DB.Settings, Port: opts.DB.Port, Keep: opts.DB.Keep}
-	switch {
-	case env.Lab != nil:
-		host := opts.DB.Host
-		if host == "" {
-			host = defaultDBHost
+	if opts.DB.Cluster != nil {
+		if err := t.startCluster(ctx, env); err != nil {
+			return nil, err
 		}
-		p, err := env.Lab(host)
-		if err != nil {
-			return nil, fmt.Errorf("db.host: %w", err)
-		}
-		m.Placement = p
-	case opts.DB.Host != "":
-		return nil, fmt.Errorf("db.host: %q names a lab host, but the spec has no lab: section; add one, or leave db.host out to run the database on this machine", opts.DB.Host)
+	} else if err := t.startDB(ctx, env, recipe); err != nil {
+		return nil, err
 	}
-	inst, err := deploy.Start(ctx, recipe, env.InstanceDir(recipe.Kind()), m)
-	if err != nil {
-		return nil, fmt.Errorf("db: %w", err)
-	}
-	t.db = inst
+	inst := t.db
 	if env.Lab != nil {
 		if err := t.allowApps(ctx, apps); err != nil {
 			return nil, fmt.Errorf("db: letting the application hosts in: %w", err)
@@ -179,6 +174,33 @@ func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err e
 	}
 	t.rot.Store(&apps)
 	return t, nil
+}
+
+// startDB starts the one database server, on db.host (default db) in a
+// lab or on this machine.
+func (t *Target) startDB(ctx context.Context, env registry.Env, recipe deploy.Recipe) error {
+	opts := t.opts
+	m := deploy.Managed{Settings: opts.DB.Settings, Port: opts.DB.Port, Keep: opts.DB.Keep}
+	switch {
+	case env.Lab != nil:
+		host := opts.DB.Host
+		if host == "" {
+			host = defaultDBHost
+		}
+		p, err := env.Lab(host)
+		if err != nil {
+			return fmt.Errorf("db.host: %w", err)
+		}
+		m.Placement = p
+	case opts.DB.Host != "":
+		return fmt.Errorf("db.host: %q names a lab host, but the spec has no lab: section; add one, or leave db.host out to run the database on this machine", opts.DB.Host)
+	}
+	inst, err := deploy.Start(ctx, recipe, env.InstanceDir(recipe.Kind()), m)
+	if err != nil {
+		return fmt.Errorf("db: %w", err)
+	}
+	t.db = inst
+	return nil
 }
 
 // placeApps decides where the application servers run: on the lab hosts
@@ -394,6 +416,16 @@ func (t *Target) Prepare(ctx context.Context, w workload.Config, fresh bool) err
 		}
 	}
 	t.fields.Store(int64(w.FieldCount))
+	if t.pc != nil && t.opts.DB.readsFromReplicas() {
+		// A prepare empties each server's replica list: the replicas
+		// get the table once they have replayed it, then the list again.
+		if err := t.pc.WaitReplayed(ctx, 2*time.Minute); err != nil {
+			return fmt.Errorf("apptier target: waiting for the replicas to replay the new table: %w", err)
+		}
+		if err := t.sendReplicasToAll(ctx, ""); err != nil {
+			return fmt.Errorf("apptier target: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -437,9 +469,12 @@ func (t *Target) pick() *appServer {
 func (a *appServer) release() { a.inflight.Add(-1) }
 
 // NewClient returns a request slot; all share the HTTP connection pool.
-func (t *Target) NewClient(context.Context) (target.Client, error) {
+func (t *Target) NewClient(ctx context.Context) (target.Client, error) {
 	if t.fields.Load() == 0 {
 		return nil, errors.New("apptier target: Prepare must run before clients are opened")
+	}
+	if err := t.waitReplayed(ctx); err != nil {
+		return nil, err
 	}
 	return &client{t: t}, nil
 }
@@ -448,12 +483,13 @@ func (t *Target) NewClient(context.Context) (target.Client, error) {
 // database.
 func (t *Target) Ephemeral() bool { return true }
 
-// ServerPIDs implements target.ServerProcesses: the database server and
-// the application servers.
+// ServerPIDs implements target.ServerProcesses: the database server (each
+// node's with db.cluster, replicas added later included) and the
+// application servers.
 func (t *Target) ServerPIDs() []int {
 	var out []int
-	if t.db != nil {
-		if pid := t.db.PID(); pid > 0 {
+	for _, n := range t.dbNodes() {
+		if pid := n.Inst.PID(); pid > 0 {
 			out = append(out, pid)
 		}
 	}
@@ -468,13 +504,17 @@ func (t *Target) ServerPIDs() []int {
 }
 
 // StartServer implements target.ServerStarter: after a kill event, the
-// database and every application server that is not running start again.
+// database (every node of a cluster, the primary first) and every
+// application server that is not running start again; an application
+// server started again gets its statements and the replica list.
 func (t *Target) StartServer(ctx context.Context) error {
 	t.scale.Lock()
 	defer t.scale.Unlock()
-	if t.db != nil && !t.db.Running() {
-		if err := t.db.Restart(ctx); err != nil {
-			return err
+	for _, n := range t.dbNodes() {
+		if !n.Inst.Running() {
+			if err := n.Inst.Restart(ctx); err != nil {
+				return err
+			}
 		}
 	}
 	for _, a := range t.servers() {
@@ -495,6 +535,9 @@ func (t *Target) StartServer(ctx context.Context) error {
 		if err := t.prepareOne(ctx, a); err != nil {
 			return fmt.Errorf("preparing %s again: %w", a.name, err)
 		}
+		if err := t.sendReplicas(ctx, a, t.replicaList("")); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -510,7 +553,7 @@ func (t *Target) prepareOne(ctx context.Context, a *appServer) error {
 }
 
 // Close stops the application servers (those added by AddNode too), then
-// the database.
+// the database (every node of a cluster, replicas added later too).
 func (t *Target) Close() error {
 	t.scale.Lock()
 	defer t.scale.Unlock()
@@ -520,9 +563,12 @@ func (t *Target) Close() error {
 	if t.transport != nil {
 		t.transport.CloseIdleConnections()
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if t.pc != nil {
+		return t.pc.Remove(ctx)
+	}
 	if t.db != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
 		return t.db.Remove(ctx)
 	}
 	return nil

@@ -17,7 +17,9 @@ import (
 
 // allowApps lets the application hosts' addresses log in to the database:
 // a managed server on a lab host admits only Headroom's own address (the
-// lab's gateway), and the application servers connect from theirs.
+// lab's gateway), and the application servers connect from theirs. With
+// db.cluster every node admits them; a replica added later gets them in
+// addReplica (dbtier.go).
 func (t *Target) allowApps(ctx context.Context, apps []*appServer) error {
 	var addrs []string
 	for _, a := range apps {
@@ -26,9 +28,10 @@ func (t *Target) allowApps(ctx context.Context, apps []*appServer) error {
 	return t.allow(ctx, addrs)
 }
 
-// allow lets the addresses not yet admitted log in to the database. For
-// PostgreSQL the reload is asynchronous: a new server's health check
-// waits until it took effect.
+// allow lets the addresses not yet admitted log in to the database, on
+// every node of a cluster. For PostgreSQL the reload is asynchronous: a
+// new server's health check waits until it took effect on the primary,
+// and sendReplicas tries a replica again until it took effect there.
 func (t *Target) allow(ctx context.Context, addrs []string) error {
 	if t.allowed == nil {
 		t.allowed = map[string]bool{}
@@ -46,7 +49,12 @@ func (t *Target) allow(ctx context.Context, addrs []string) error {
 	if t.opts.DB.Engine == "mariadb" {
 		err = allowMariaDB(ctx, t.db, add)
 	} else {
-		err = allowPostgres(t.db, add)
+		for _, n := range t.dbNodes() {
+			if err = allowPostgres(n.Inst, add); err != nil {
+				err = fmt.Errorf("%s: %w", n.Name, err)
+				break
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -57,20 +65,33 @@ func (t *Target) allow(ctx context.Context, addrs []string) error {
 	return nil
 }
 
-// allowPostgres adds a pg_hba.conf line per address and has the server
-// reload its configuration (SIGHUP to the postmaster); the application
-// servers' health checks wait until the reload took effect.
+// allowPostgres adds a pg_hba.conf line per address the file does not
+// have yet and has the server reload its configuration (SIGHUP to the
+// postmaster); the application servers' health checks wait until the
+// reload took effect. A replica's file is the primary's copy, with the
+// lines the primary had when the replica was made.
 func allowPostgres(inst *deploy.Instance, addrs []string) error {
-	f, err := os.OpenFile(filepath.Join(inst.DataDir(), "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	hba := filepath.Join(inst.DataDir(), "pg_hba.conf")
+	have, err := os.ReadFile(hba)
 	if err != nil {
 		return err
 	}
+	lines := strings.Split(string(have), "\n")
 	var b strings.Builder
-	b.WriteString("\n# Added by Headroom's apptier target: the application hosts.\n")
 	for _, a := range addrs {
-		fmt.Fprintf(&b, "host all all %s/32 scram-sha-256\n", a)
+		line := fmt.Sprintf("host all all %s/32 scram-sha-256", a)
+		if !slices.Contains(lines, line) && !strings.Contains(b.String(), line+"\n") {
+			b.WriteString(line + "\n")
+		}
 	}
-	_, err = f.WriteString(b.String())
+	if b.Len() == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(hba, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString("\n# Added by Headroom's apptier target: the application hosts.\n" + b.String())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -94,6 +94,7 @@ func (c *client) LoadBatch(ctx context.Context, ops []*workload.Op) error {
 		c.body = append(c.body, '\n')
 	}
 	a := c.t.pick()
+	c.t.loads.Add(1)
 	return c.t.send(ctx, a, http.MethodPost, a.base+apptier.PathLoad, c.reqBody())
 }
 

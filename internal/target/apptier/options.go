@@ -1,6 +1,7 @@
 package apptier
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -38,6 +39,50 @@ type DBOptions struct {
 	Settings map[string]string `yaml:"settings"`
 	// Keep leaves the data directory when the campaign ends.
 	Keep bool `yaml:"keep"`
+	// Cluster runs the database as a PostgreSQL primary with streaming
+	// replicas, the postgres target's managed.cluster block: nodes, hosts
+	// (a lab host name prefix; default "db" in a lab), mode (async or
+	// sync), node_settings. Its lab hosts are the database tier, which
+	// add_node and remove_node grow and shrink (dbtier.go). nil: one
+	// server, as without it.
+	Cluster *deploy.Cluster `yaml:"cluster"`
+	// Reads is where the application servers send reads and scans with a
+	// cluster: replicas (default; round-robin over the replicas, the
+	// primary while there is none) or primary. Writes always go to the
+	// primary.
+	Reads string `yaml:"reads"`
+}
+
+// db.reads values.
+const (
+	readsReplicas = "replicas"
+	readsPrimary  = "primary"
+)
+
+// readsFromReplicas says whether the application servers read from the
+// cluster's replicas.
+func (o *DBOptions) readsFromReplicas() bool {
+	return o.Cluster != nil && o.Reads != readsPrimary
+}
+
+// clusterHosts is the lab host name prefix of the database tier.
+func (o *DBOptions) clusterHosts() string {
+	if o.Cluster != nil && o.Cluster.Hosts != "" {
+		return o.Cluster.Hosts
+	}
+	return defaultDBHost
+}
+
+// inDBTier says whether the lab host named host belongs to the database
+// tier of a cluster: its name is the tier's prefix, or the prefix followed
+// by digits (db, db1, db2, ... for the prefix db).
+func (o *DBOptions) inDBTier(host string) bool {
+	return o.Cluster != nil && inTier(o.clusterHosts(), host)
+}
+
+// inTier says whether host is prefix, or prefix followed by digits.
+func inTier(prefix, host string) bool {
+	return prefix != "" && strings.HasPrefix(host, prefix) && (host == prefix || isDigits(host[len(prefix):]))
 }
 
 // AppOptions is the application tier.
@@ -102,6 +147,9 @@ func validate(v any) error {
 	if o.DB.Port < 0 || o.DB.Port > 65535 {
 		return fmt.Errorf("db.port: %d is out of range; use 1 to 65535, or 0 for a free port", o.DB.Port)
 	}
+	if err := validateCluster(&o.DB); err != nil {
+		return err
+	}
 	a := o.App
 	if len(a.Hosts) > 0 && a.Prefix != "" {
 		return fmt.Errorf("app.prefix: give either app.hosts or app.prefix, not both")
@@ -119,8 +167,19 @@ func validate(v any) error {
 	if a.Prefix != "" && !hostName(a.Prefix) {
 		return fmt.Errorf("app.prefix: %q is not a lab host name (a letter, then letters, digits or '-')", a.Prefix)
 	}
-	if o.DB.Host != "" && (seen[o.DB.Host] || a.Prefix != "" && strings.HasPrefix(o.DB.Host, a.Prefix) && (o.DB.Host == a.Prefix || isDigits(o.DB.Host[len(a.Prefix):]))) {
+	if o.DB.Host != "" && (seen[o.DB.Host] || inTier(a.Prefix, o.DB.Host)) {
 		return fmt.Errorf("db.host: %q is also an application host; put the database on a host of its own", o.DB.Host)
+	}
+	if c := o.DB.Cluster; c != nil {
+		p := o.DB.clusterHosts()
+		for i, h := range a.Hosts {
+			if o.DB.inDBTier(h) {
+				return fmt.Errorf("app.hosts[%d]: %q is a host of the database tier (db.cluster.hosts %q: %s, %s1, %s2, ...); give the application servers hosts of their own", i, h, p, p, p, p)
+			}
+		}
+		if a.Prefix != "" && (o.DB.inDBTier(a.Prefix) || inTier(a.Prefix, p)) {
+			return fmt.Errorf("app.prefix: %q and db.cluster.hosts %q name the same lab hosts; give the two tiers different prefixes", a.Prefix, p)
+		}
 	}
 	if a.Count < 0 || a.Count > 64 {
 		return fmt.Errorf("app.count: %d is out of range; run 1 to 64 application servers", a.Count)
@@ -183,4 +242,46 @@ func isDigits(s string) bool {
 		}
 	}
 	return true
+}
+
+// validateCluster checks db.cluster and db.reads.
+func validateCluster(o *DBOptions) error {
+	c := o.Cluster
+	if c == nil {
+		if o.Reads != "" {
+			return fmt.Errorf("db.reads: reads go to the replicas of db.cluster, and there is none; remove db.reads, or add db.cluster")
+		}
+		return nil
+	}
+	if o.Engine != "postgres" {
+		return fmt.Errorf("db.cluster: engine %s runs one server here (replicas are PostgreSQL's streaming replicas); remove db.cluster, or use engine: postgres", o.Engine)
+	}
+	if o.Host != "" {
+		return fmt.Errorf("db.host: with db.cluster the database's nodes are placed by db.cluster.hosts (a lab host name prefix, default %s); remove db.host", defaultDBHost)
+	}
+	if o.Port != 0 {
+		return fmt.Errorf("db.port: a cluster's nodes take free ports of their own; remove db.port")
+	}
+	if c.Hosts != "" && !hostName(c.Hosts) {
+		return fmt.Errorf("db.cluster.hosts: %q is not a lab host name prefix (a letter, then letters, digits or '-')", c.Hosts)
+	}
+	switch o.Reads {
+	case "", readsReplicas, readsPrimary:
+	default:
+		return fmt.Errorf("db.reads: %q is not a valid value; use replicas (reads and scans round-robin over the replicas) or primary", o.Reads)
+	}
+	err := deploy.CheckCluster(c, "postgres", deploy.PostgresClusterModes)
+	if err == nil {
+		err = deploy.CheckPostgresCluster(c, o.Settings)
+	}
+	if err != nil {
+		// deploy names the postgres target's fields (managed.cluster,
+		// managed.settings); here they are under db.
+		msg := err.Error()
+		if rest, ok := strings.CutPrefix(msg, "managed."); ok {
+			msg = "db." + rest
+		}
+		return errors.New(msg)
+	}
+	return nil
 }

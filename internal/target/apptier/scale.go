@@ -15,20 +15,25 @@ import (
 // The application tier grows and shrinks while the load runs: the spec's
 // add_node and remove_node events and the elastic controller (seed 003
 // ch. 8) add or remove one application server at a time through
-// target.NodeScaler. The database is not a node of this tier: it stays
-// one server.
+// target.NodeScaler. Without db.cluster the database is not a node: it
+// stays one server. With db.cluster its replicas are nodes too, and
+// AddNode tells the tiers apart by the host's name (dbtier.go).
 
-// roleApp is the Role of every node of the tier.
+// roleApp is the Role of every node of the application tier.
 const roleApp = "app"
 
 // Nodes implements target.NodeScaler: one node per running application
 // server, in start order, named by its lab host (local1, ... on this
-// machine).
+// machine); then, with db.cluster, the database's nodes (node1, the
+// primary, node2, ... its replicas, with their lab hosts and roles).
 func (t *Target) Nodes() []deploy.Node {
 	apps := t.servers()
 	out := make([]deploy.Node, 0, len(apps))
 	for _, a := range apps {
 		out = append(out, deploy.Node{Name: a.name, Host: a.labHost(), Role: roleApp})
+	}
+	if t.pc != nil {
+		out = append(out, t.pc.Nodes()...)
 	}
 	return out
 }
@@ -41,9 +46,15 @@ func (t *Target) Nodes() []deploy.Node {
 // prepared its statements, so no request reaches it before it can serve.
 // Started is when its process first answered; Done is when it joined the
 // rotation. Nothing streams to an application server (BytesStreamed -1).
+// With db.cluster a server gets the replica list before it joins, and a
+// host of the database tier (db.cluster.hosts, or that prefix followed by
+// digits: db, db2, ...) gets a database replica instead (addReplica).
 func (t *Target) AddNode(ctx context.Context, host string) (deploy.NodeChange, error) {
 	t.scale.Lock()
 	defer t.scale.Unlock()
+	if t.pc != nil && t.env.Lab != nil && t.opts.DB.inDBTier(host) {
+		return t.addReplica(ctx, host)
+	}
 	ch := deploy.NodeChange{Action: "add_node", Host: host, Requested: time.Now(), BytesStreamed: -1}
 	fail := func(err error) (deploy.NodeChange, error) {
 		err = fmt.Errorf("apptier target: add_node: %w", err)
@@ -78,6 +89,10 @@ func (t *Target) AddNode(ctx context.Context, host string) (deploy.NodeChange, e
 	if err := t.prepareOne(ctx, a); err != nil {
 		undo()
 		return fail(fmt.Errorf("preparing %s: %w", a.name, err))
+	}
+	if err := t.sendReplicas(ctx, a, t.replicaList("")); err != nil {
+		undo()
+		return fail(err)
 	}
 	rot := append(slices.Clone(t.serving()), a)
 	t.rot.Store(&rot)
@@ -116,7 +131,8 @@ func (t *Target) newServer(host string) (*appServer, error) {
 // already sent to it finish (for up to the request timeout), then it
 // stops (SIGTERM; killed after 5 s). Started is when it left the
 // rotation; Done is when it stopped. The last server in the rotation
-// stays.
+// stays. With db.cluster, node may name a database replica (node2, ...,
+// or its lab host): see removeReplica; the primary stays.
 func (t *Target) RemoveNode(ctx context.Context, node string) (deploy.NodeChange, error) {
 	t.scale.Lock()
 	defer t.scale.Unlock()
@@ -129,9 +145,19 @@ func (t *Target) RemoveNode(ctx context.Context, node string) (deploy.NodeChange
 	apps := t.servers()
 	i := slices.IndexFunc(apps, func(a *appServer) bool { return a.name == node })
 	if i < 0 {
+		if n, ok := t.dbNode(node); ok {
+			return t.removeReplica(ctx, n)
+		}
 		names := make([]string, len(apps))
 		for j, a := range apps {
 			names[j] = a.name
+		}
+		if t.pc != nil {
+			var db []string
+			for _, n := range t.pc.Nodes() {
+				db = append(db, n.Name+" ("+n.Role+hostSuffix(n.Host)+")")
+			}
+			return fail(fmt.Errorf("%q is no node of this system; its application servers are %s, its database nodes %s", node, strings.Join(names, ", "), strings.Join(db, ", ")))
 		}
 		return fail(fmt.Errorf("%q is not an application server of this tier; its servers are %s", node, strings.Join(names, ", ")))
 	}
@@ -200,4 +226,11 @@ func (a *appServer) labHost() string {
 		return ""
 	}
 	return a.name
+}
+
+func hostSuffix(h string) string {
+	if h == "" {
+		return ""
+	}
+	return " on " + h
 }

@@ -31,11 +31,16 @@ import (
 
 // The spec's controller (issue 19; seed 003 ch. 8, seed-digest §7): while
 // the measured phase runs, every period the controller reads the last
-// seconds of the run (the engine's per-second histograms and the tier's
+// seconds of the run (the engine's per-second histograms and the tiers'
 // CPU from the monitor), decides with the empirical model or the HPA
 // baseline (internal/controller), and carries the decision out by adding
-// or removing one lab host of the scaled tier at a time through the same
-// path as the add_node and remove_node events (nodes.go). A host takes
+// or removing one lab host of a scaled tier at a time through the same
+// path as the add_node and remove_node events (nodes.go). A controller
+// may scale several tiers (an application tier and a database tier): the
+// ODS's configurations are then every tier's node count together, the
+// horizontal model picks among the tiers by their CPU, and the HPA
+// baseline has one autoscaler per tier, as Kubernetes has one per
+// deployment. A host takes
 // time to come up and serve; that lag is part of what a controller run
 // measures. Every decision is recorded with its reasons (runlog); the
 // configuration over time is the run's node_change events.
@@ -46,18 +51,19 @@ type controllerRun struct {
 	id     int64
 	cfg    spec.Controller
 	kind   string
+	tiers  []spec.ControllerTier // the scaled tiers, with their defaults
 	emp    empirical.Config
-	auto   *hpa.Autoscaler // kind hpa
-	store  *ods.Store      // kind empirical: seeded, then appended live
-	ops    []string        // request types, for the throughput vector
-	seeded int             // ODS records from the spec's stores
+	auto   []*hpa.Autoscaler // kind hpa: one per tier
+	store  *ods.Store        // kind empirical: seeded, then appended live
+	ops    []string          // request types, for the throughput vector
+	seeded int               // ODS records from the spec's stores
 	// lastAction is when the last change of the tier's size took effect
 	// (the decision's goroutine only): the empirical controller's
 	// cool-down and its sensor's restarted window count from it.
 	lastAction time.Time
 
 	mu      sync.Mutex
-	nodes   int                  // the tier's hosts now (the controller's goroutine refreshes it)
+	config  string               // the ODS configuration now: every tier's hosts (the controller's goroutine refreshes it)
 	cost    float64              // every host's price per hour now
 	seconds []sensor.Second      // measured seconds, oldest first
 	tput    map[string][]float64 // per op, answered req/s per second
@@ -71,7 +77,7 @@ type cpuAt struct {
 
 // seedODS reads the spec's ODS stores once per treatment: every measured
 // second of their completed runs becomes a record whose configuration is
-// the number of the tier's hosts the run had.
+// the number of each tier's hosts the run had.
 func (ex *executor) seedODS() ([]ods.Record, error) {
 	c := ex.s.Controller
 	if c == nil || c.Kind != "empirical" || len(c.ODS.Stores) == 0 {
@@ -86,6 +92,7 @@ func (ex *executor) seedODS() ([]ods.Record, error) {
 	}
 	o := ods.DefaultOptions()
 	o.Sensitive, o.Normal, o.NodeHour = c.Sensor.Sensitive.Duration, c.Sensor.Normal.Duration, c.ODS.NodeHour
+	tiers := c.ScaledTiers()
 	var out []ods.Record
 	for i, p := range c.ODS.Stores {
 		if !filepath.IsAbs(p) {
@@ -101,16 +108,18 @@ func (ex *executor) seedODS() ([]ods.Record, error) {
 		}
 		keys := map[string]string{}
 		for _, t := range r.Treatments() {
-			n := 0
+			counts := make([]int, len(tiers))
 			if t.Lab != nil {
 				for _, h := range t.Lab.Hosts {
-					if tierHost(c.Tier.Hosts, h) {
-						n++
+					for i, tr := range tiers {
+						if tierHost(tr.Hosts, h) {
+							counts[i]++
+						}
 					}
 				}
 			}
-			if n > 0 {
-				keys[ods.Key(t)] = tierKey(c.Tier.Hosts, n)
+			if !slices.Contains(counts, 0) {
+				keys[ods.Key(t)] = configKey(tiers, counts)
 			}
 		}
 		recs, err := ods.FromResults(r, o)
@@ -127,7 +136,11 @@ func (ex *executor) seedODS() ([]ods.Record, error) {
 			}
 		}
 		if kept == 0 {
-			return nil, fmt.Errorf("controller.ods.stores[%d]: %s has no measured second on lab hosts named %s...; seed the ODS with campaigns whose lab has the tier's hosts", i, p, c.Tier.Hosts)
+			var named []string
+			for _, tr := range tiers {
+				named = append(named, tr.Hosts+"...")
+			}
+			return nil, fmt.Errorf("controller.ods.stores[%d]: %s has no measured second on lab hosts named %s; seed the ODS with campaigns whose lab has every scaled tier's hosts", i, p, strings.Join(named, " and "))
 		}
 	}
 	ex.odsSeed = out
@@ -156,17 +169,34 @@ func storePath(p string) (string, error) {
 	return p, nil
 }
 
-// tierKey is the ODS configuration of n hosts in the tier.
-func tierKey(prefix string, n int) string { return fmt.Sprintf("%s=%d", prefix, n) }
-
-// tierNodes reads the node count back from an ODS configuration.
-func tierNodes(prefix, key string) (int, bool) {
-	v, ok := strings.CutPrefix(key, prefix+"=")
-	if !ok {
-		return 0, false
+// configKey is the ODS configuration of counts[i] hosts in tiers[i]:
+// "app=2", or "app=2,db=1" for several tiers.
+func configKey(tiers []spec.ControllerTier, counts []int) string {
+	parts := make([]string, len(tiers))
+	for i, t := range tiers {
+		parts[i] = fmt.Sprintf("%s=%d", t.Hosts, counts[i])
 	}
-	n, err := strconv.Atoi(v)
-	return n, err == nil && n > 0
+	return strings.Join(parts, ",")
+}
+
+// configCounts reads each tier's node count back from an ODS
+// configuration; ok is false unless it names every tier, in order, with
+// a positive count.
+func configCounts(tiers []spec.ControllerTier, key string) ([]int, bool) {
+	parts := strings.Split(key, ",")
+	if len(parts) != len(tiers) {
+		return nil, false
+	}
+	counts := make([]int, len(tiers))
+	for i, t := range tiers {
+		v, ok := strings.CutPrefix(parts[i], t.Hosts+"=")
+		n, err := strconv.Atoi(v)
+		if !ok || err != nil || n <= 0 {
+			return nil, false
+		}
+		counts[i] = n
+	}
+	return counts, true
 }
 
 var trailingDigits = regexp.MustCompile(`[0-9]+$`)
@@ -193,7 +223,7 @@ func (ex *executor) prepareController(id int64) (*controllerRun, error) {
 		return nil, fmt.Errorf("controller: the %s provider cannot add or remove hosts", ex.setup.Provider.Name())
 	}
 	c.Defaults()
-	cr := &controllerRun{ex: ex, id: id, cfg: *c, kind: c.Kind, tput: map[string][]float64{}, cpu: map[string][]cpuAt{}}
+	cr := &controllerRun{ex: ex, id: id, cfg: *c, kind: c.Kind, tiers: c.ScaledTiers(), tput: map[string][]float64{}, cpu: map[string][]cpuAt{}}
 	for _, op := range ex.ops {
 		cr.ops = append(cr.ops, ex.wcfg.OpName(op))
 	}
@@ -217,12 +247,16 @@ func (ex *executor) prepareController(id int64) (*controllerRun, error) {
 		}
 		cr.store = ods.New(seed...)
 	case "hpa":
-		h := hpa.Default()
-		h.Min, h.Max, h.Target, h.Tolerance, h.Compression = c.Tier.Min, c.Tier.Max, c.HPA.Target, *c.HPA.Tolerance, c.HPA.Compression
-		h.Up.Stabilization, h.Down.Stabilization = c.HPA.UpStabilization.Duration, c.HPA.DownStabilization.Duration
-		h.SyncPeriod = c.HPA.SyncPeriod.Duration
-		if cr.auto, err = hpa.New(h); err != nil {
-			return nil, fmt.Errorf("controller.hpa: %w", err)
+		for _, t := range cr.tiers {
+			h := hpa.Default()
+			h.Min, h.Max, h.Target, h.Tolerance, h.Compression = t.Min, t.Max, c.HPA.Target, *c.HPA.Tolerance, c.HPA.Compression
+			h.Up.Stabilization, h.Down.Stabilization = c.HPA.UpStabilization.Duration, c.HPA.DownStabilization.Duration
+			h.SyncPeriod = c.HPA.SyncPeriod.Duration
+			a, err := hpa.New(h)
+			if err != nil {
+				return nil, fmt.Errorf("controller.hpa (tier %s): %w", t.Hosts, err)
+			}
+			cr.auto = append(cr.auto, a)
 		}
 		if c.Cooldown.Duration > 0 {
 			// A factor on controller.kind shares the section; say why the
@@ -235,23 +269,41 @@ func (ex *executor) prepareController(id int64) (*controllerRun, error) {
 	if m := ex.s.Phases.Measure.Duration; c.Kind == "empirical" && m > 0 && c.Cooldown.Duration >= m {
 		ex.prog.Note(fmt.Sprintf("controller: cooldown %v is not shorter than the measured phase (%v): the controller acts at most once per run", c.Cooldown.Duration, m))
 	}
-	if len(cr.tierHosts()) == 0 {
-		return nil, fmt.Errorf("controller.tier.hosts: no lab host is named %s or %s1; add the tier's first host to lab.hosts", c.Tier.Hosts, c.Tier.Hosts)
+	for i, t := range cr.tiers {
+		if len(cr.tierHosts(t.Hosts)) == 0 {
+			field := "controller.tier.hosts"
+			if len(c.Tiers) > 0 {
+				field = fmt.Sprintf("controller.tiers[%d].hosts", i)
+			}
+			return nil, fmt.Errorf("%s: no lab host is named %s or %s1; add the tier's first host to lab.hosts", field, t.Hosts, t.Hosts)
+		}
 	}
 	cr.refresh()
 	cr.seeded = len(seed)
 	return cr, nil
 }
 
-// refresh caches the tier's size and the hosts' price for the engine's
-// and the monitor's goroutines, which must not read the host list while
-// the controller changes it.
+// refresh caches the configuration and the hosts' price for the
+// engine's and the monitor's goroutines, which must not read the host
+// list while the controller changes it.
 func (cr *controllerRun) refresh() {
-	n, cost := len(cr.tierHosts()), cr.ex.hourlyCost()
+	config, cost := cr.currentConfig(), cr.ex.hourlyCost()
 	cr.mu.Lock()
-	cr.nodes, cr.cost = n, cost
+	cr.config, cr.cost = config, cost
 	cr.mu.Unlock()
 }
+
+// counts are each tier's hosts now.
+func (cr *controllerRun) counts() []int {
+	out := make([]int, len(cr.tiers))
+	for i, t := range cr.tiers {
+		out[i] = len(cr.tierHosts(t.Hosts))
+	}
+	return out
+}
+
+// currentConfig is the ODS configuration running now.
+func (cr *controllerRun) currentConfig() string { return configKey(cr.tiers, cr.counts()) }
 
 // start records the controller's setup and begins deciding, once per
 // period from the measured phase's start; stop ends it. Safe on nil.
@@ -260,8 +312,14 @@ func (cr *controllerRun) start(ctx context.Context, measureAt, end time.Time) (s
 		return func() {}
 	}
 	c := cr.cfg
-	setup := runlog.Setup{Controller: c.Kind, Tier: c.Tier.Hosts, Period: cr.period(), Cooldown: cr.emp.Cooldown, Min: c.Tier.Min, Max: c.Tier.Max,
-		Nodes: cr.tierHosts(), Sensitive: c.Sensor.Sensitive.Duration, Normal: c.Sensor.Normal.Duration, NodeCapacity: c.NodeCapacity, ODSRecords: cr.seeded}
+	first := cr.tiers[0]
+	setup := runlog.Setup{Controller: c.Kind, Tier: first.Hosts, Period: cr.period(), Cooldown: cr.emp.Cooldown, Min: first.Min, Max: first.Max,
+		Nodes: cr.tierHosts(first.Hosts), Sensitive: c.Sensor.Sensitive.Duration, Normal: c.Sensor.Normal.Duration, NodeCapacity: first.NodeCapacity, ODSRecords: cr.seeded}
+	if len(cr.tiers) > 1 {
+		for _, t := range cr.tiers {
+			setup.Tiers = append(setup.Tiers, runlog.TierSetup{Tier: t.Hosts, Min: t.Min, Max: t.Max, Nodes: cr.tierHosts(t.Hosts), NodeCapacity: t.NodeCapacity})
+		}
+	}
 	if err := cr.ex.st.AddEvent(store.Event{RunID: cr.id, Time: measureAt, Kind: runlog.SetupKind, Detail: setup.Encode()}); err != nil {
 		cr.ex.noteEventProblem(fmt.Sprintf("recording the controller's setup: %v", err))
 	}
@@ -338,7 +396,7 @@ func (cr *controllerRun) observe(t load.Tick) {
 			for op, x := range per {
 				v[op] = x
 			}
-			cr.store.Append(ods.Record{Time: t.At, Config: tierKey(cr.cfg.Tier.Hosts, cr.nodes), Cost: cr.cost,
+			cr.store.Append(ods.Record{Time: t.At, Config: cr.config, Cost: cr.cost,
 				Sensitive: sens, Normal: norm, Throughput: v, Source: "live"})
 		}
 	}
@@ -352,17 +410,26 @@ func (cr *controllerRun) samples(ss []monitor.Sample) {
 	cr.mu.Lock()
 	defer cr.mu.Unlock()
 	for _, s := range ss {
-		if s.Resource == monitor.ResourceCPU && s.Metric == monitor.CPUUtilPct && tierHost(cr.cfg.Tier.Hosts, s.Host) {
+		if s.Resource == monitor.ResourceCPU && s.Metric == monitor.CPUUtilPct && cr.inSomeTier(s.Host) {
 			cr.cpu[s.Host] = append(cr.cpu[s.Host], cpuAt{at: s.Start, util: s.Value / 100})
 		}
 	}
 }
 
-// tierHosts are the tier's lab hosts now, in name order.
-func (cr *controllerRun) tierHosts() []string {
+func (cr *controllerRun) inSomeTier(host string) bool {
+	for _, t := range cr.tiers {
+		if tierHost(t.Hosts, host) {
+			return true
+		}
+	}
+	return false
+}
+
+// tierHosts are the lab hosts of the tier named prefix now, in name order.
+func (cr *controllerRun) tierHosts(prefix string) []string {
 	var out []string
 	for _, h := range cr.ex.setup.Hosts {
-		if tierHost(cr.cfg.Tier.Hosts, h.Name()) && !h.Facts().Removed {
+		if tierHost(prefix, h.Name()) && !h.Facts().Removed {
 			out = append(out, h.Name())
 		}
 	}
@@ -412,36 +479,53 @@ func (cr *controllerRun) utilisation(hosts []string, now time.Time, window time.
 // (Kubernetes evaluates every 15 s whatever another controller does).
 // The CPU a decision reads is averaged over the same span.
 func (cr *controllerRun) period() time.Duration {
-	if cr.auto != nil {
-		return cr.auto.Interval()
+	if len(cr.auto) > 0 {
+		return cr.auto[0].Interval()
 	}
 	return cr.cfg.Period.Duration
+}
+
+// tierNow is one scaled tier at a decision.
+type tierNow struct {
+	hosts  []string
+	util   float64 // mean CPU over the last period; -1 = not sampled
+	target int
 }
 
 // decide takes and carries out one decision, and records it.
 func (cr *controllerRun) decide(ctx context.Context, now time.Time) {
 	c := cr.cfg
-	hosts := cr.tierHosts()
-	n := len(hosts)
+	ts := make([]tierNow, len(cr.tiers))
+	counts := make([]int, len(cr.tiers))
+	for i, t := range cr.tiers {
+		ts[i].hosts = cr.tierHosts(t.Hosts)
+		counts[i] = len(ts[i].hosts)
+		ts[i].target = counts[i]
+	}
 	cr.mu.Lock()
 	secs := slices.Clone(cr.seconds)
 	hist := map[string][]float64{}
 	for op, xs := range cr.tput {
 		hist[op] = slices.Clone(xs)
 	}
-	util := cr.utilisation(hosts, now, cr.period())
+	for i := range ts {
+		ts[i].util = cr.utilisation(ts[i].hosts, now, cr.period())
+	}
 	cr.mu.Unlock()
 
-	e := runlog.Entry{Controller: cr.kind, At: now, Tier: c.Tier.Hosts, Nodes: n, Target: n, Utilisation: util}
+	e := runlog.Entry{Controller: cr.kind, At: now}
 	r := sensor.Config{Window: c.Sensor.Window.Duration, Sensitive: c.Sensor.Sensitive.Duration, Normal: c.Sensor.Normal.Duration, Goal: c.Sensor.Goal}.Read(secs, now)
 	e.Requests, e.Sensitive, e.Normal = r.Requests, r.Sensitive, r.Normal
 	e.Throughput = answered(secs, r.From, now, cr.ex.s.Interval.Duration)
 	switch cr.kind {
 	case "empirical":
+		tiers := make([]empirical.Tier, len(cr.tiers))
+		for i, t := range cr.tiers {
+			tiers[i] = empirical.Tier{Name: t.Hosts, Nodes: counts[i], CPU: max(ts[i].util, 0), Min: t.Min, Max: t.Max}
+		}
 		d := cr.emp.Decide(cr.store, empirical.Input{
-			Now: now, Seconds: secs, History: hist, Current: tierKey(c.Tier.Hosts, n), CurrentCost: cr.ex.hourlyCost(),
-			Tiers:      []empirical.Tier{{Name: c.Tier.Hosts, Nodes: n, CPU: max(util, 0), Min: c.Tier.Min, Max: c.Tier.Max}},
-			LastAction: cr.lastAction,
+			Now: now, Seconds: secs, History: hist, Current: configKey(cr.tiers, counts), CurrentCost: cr.ex.hourlyCost(),
+			Tiers: tiers, LastAction: cr.lastAction,
 		})
 		// With a cool-down the sensor's window restarts at the last
 		// action; record what the decision judged.
@@ -458,46 +542,107 @@ func (cr *controllerRun) decide(ctx context.Context, now time.Time) {
 					e.Support = g.Support
 				}
 			}
-			if k, ok := tierNodes(c.Tier.Hosts, d.Config); ok {
-				e.Target = k
+			if ks, ok := configCounts(cr.tiers, d.Config); ok {
+				for i := range ts {
+					ts[i].target = ks[i]
+				}
 			}
 		case empirical.Fallback:
-			e.Target = n + d.Delta
+			for i, t := range cr.tiers {
+				if t.Hosts == d.Tier {
+					ts[i].target += d.Delta
+				}
+			}
 		}
 	case "hpa":
-		if util < 0 {
-			e.Action, e.Reason = "hold", "no CPU sample of the tier's hosts in the last period: the HPA skips this evaluation"
-			break
+		// One autoscaler per tier, each on its own tier's CPU.
+		var reasons []string
+		e.Action = "hold"
+		for i, t := range cr.tiers {
+			why := ""
+			if ts[i].util < 0 {
+				why = "no CPU sample of the tier's hosts in the last period: the HPA skips this evaluation"
+			} else {
+				d := cr.auto[i].Decide(now, counts[i], ts[i].util)
+				ts[i].target, why = d.Desired, d.Reason
+				if d.Desired != counts[i] {
+					e.Action = "scale"
+				}
+			}
+			if len(cr.tiers) > 1 {
+				why = t.Hosts + ": " + why
+			}
+			reasons = append(reasons, why)
 		}
-		d := cr.auto.Decide(now, n, util)
-		e.Action, e.Target = "scale", d.Desired
-		if d.Desired == n {
-			e.Action = "hold"
-		}
-		e.Reason = d.Reason
+		e.Reason = strings.Join(reasons, "; ")
 	}
-	if e.Target < c.Tier.Min || e.Target > c.Tier.Max {
-		bounded := min(max(e.Target, c.Tier.Min), c.Tier.Max)
-		e.Reason += fmt.Sprintf("; the tier's bounds [%d, %d] keep it at %d", c.Tier.Min, c.Tier.Max, bounded)
-		e.Target = bounded
-		if bounded == n {
-			e.Action = "limit"
+	wanted := false
+	for i, t := range cr.tiers {
+		wanted = wanted || ts[i].target != counts[i]
+		if ts[i].target < t.Min || ts[i].target > t.Max {
+			bounded := min(max(ts[i].target, t.Min), t.Max)
+			e.Reason += fmt.Sprintf("; the %s tier's bounds [%d, %d] keep it at %d", t.Hosts, t.Min, t.Max, bounded)
+			ts[i].target = bounded
 		}
 	}
-	if e.Target != n {
-		cr.ex.prog.Note(fmt.Sprintf("controller (%s): %s %d -> %d: %s", cr.kind, c.Tier.Hosts, n, e.Target, e.Reason))
-		if err := cr.scaleTo(ctx, e.Target); err != nil {
-			e.Error = err.Error()
+	changed := false
+	for i := range ts {
+		changed = changed || ts[i].target != counts[i]
+	}
+	if wanted && !changed {
+		e.Action = "limit"
+	}
+	cr.record(&e, ts, counts)
+	if changed {
+		var moves []string
+		for i, t := range cr.tiers {
+			if ts[i].target != counts[i] {
+				moves = append(moves, fmt.Sprintf("%s %d -> %d", t.Hosts, counts[i], ts[i].target))
+			}
 		}
+		cr.ex.prog.Note(fmt.Sprintf("controller (%s): %s: %s", cr.kind, strings.Join(moves, ", "), e.Reason))
+		// Tiers that grow first, then those that shrink: the system
+		// keeps its capacity while it changes.
+		var errs []string
+		for _, grow := range []bool{true, false} {
+			for i, t := range cr.tiers {
+				if (ts[i].target > counts[i]) != grow || ts[i].target == counts[i] {
+					continue
+				}
+				if err := cr.scaleTo(ctx, t, ts[i].target); err != nil {
+					errs = append(errs, err.Error())
+				}
+			}
+		}
+		e.Error = strings.Join(errs, "; ")
 		// The action takes effect once scaleTo has brought the hosts up
 		// (or taken them out); a partial change still counts.
-		if len(cr.tierHosts()) != n {
+		if !slices.Equal(cr.counts(), counts) {
 			cr.lastAction = time.Now()
 		}
 		cr.refresh()
 	}
 	if err := cr.ex.st.AddEvent(store.Event{RunID: cr.id, Time: now, Kind: runlog.EventKind, Detail: e.Encode()}); err != nil {
 		cr.ex.noteEventProblem(fmt.Sprintf("recording a controller decision: %v", err))
+	}
+}
+
+// record fills the entry's tiers: every tier of a controller of several,
+// and in the flat fields the first tier the decision changes (or the
+// first tier).
+func (cr *controllerRun) record(e *runlog.Entry, ts []tierNow, counts []int) {
+	shown := 0
+	for i := range ts {
+		if ts[i].target != counts[i] {
+			shown = i
+			break
+		}
+	}
+	e.Tier, e.Nodes, e.Target, e.Utilisation = cr.tiers[shown].Hosts, counts[shown], ts[shown].target, ts[shown].util
+	if len(cr.tiers) > 1 {
+		for i, t := range cr.tiers {
+			e.Tiers = append(e.Tiers, runlog.TierState{Tier: t.Hosts, Nodes: counts[i], Target: ts[i].target, Utilisation: ts[i].util})
+		}
 	}
 }
 
@@ -526,17 +671,16 @@ func answered(secs []sensor.Second, from, now time.Time, interval time.Duration)
 // scaleTo adds or removes the tier's hosts one at a time until it has
 // want: new hosts take the lowest free number, and the highest-numbered
 // host leaves first (never the tier's first host).
-func (cr *controllerRun) scaleTo(ctx context.Context, want int) error {
-	c := cr.cfg
+func (cr *controllerRun) scaleTo(ctx context.Context, tier spec.ControllerTier, want int) error {
 	for {
-		hosts := cr.tierHosts()
+		hosts := cr.tierHosts(tier.Hosts)
 		n := len(hosts)
 		if n == want || ctx.Err() != nil {
 			return ctx.Err()
 		}
 		var e infra.Event
 		if n < want {
-			e = infra.Event{Action: actAddNode, Host: cr.freeName(hosts), Type: c.Tier.Type}
+			e = infra.Event{Action: actAddNode, Host: cr.freeName(tier.Hosts, hosts), Type: tier.Type}
 			if e.Type == "" {
 				if h, err := cr.ex.setup.Hosts.Get(hosts[0]); err == nil {
 					e.Type = h.Facts().Type
@@ -554,8 +698,7 @@ func (cr *controllerRun) scaleTo(ctx context.Context, want int) error {
 // freeName is the next host name of the tier: prefix plus the lowest
 // number above 1 that no host has (the tier's first host may be the bare
 // prefix or prefix1).
-func (cr *controllerRun) freeName(hosts []string) string {
-	p := cr.cfg.Tier.Hosts
+func (cr *controllerRun) freeName(p string, hosts []string) string {
 	for i := 2; ; i++ {
 		name := p + strconv.Itoa(i)
 		if !slices.Contains(hosts, name) && !cr.ex.hostNamed(name) {

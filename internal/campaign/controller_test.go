@@ -3,8 +3,11 @@ package campaign
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/headroom-dev/headroom/internal/spec"
 )
 
 func TestTierHostsAreThePrefixAndItsNumbers(t *testing.T) {
@@ -13,13 +16,24 @@ func TestTierHostsAreThePrefixAndItsNumbers(t *testing.T) {
 			t.Errorf("tierHost(app, %s) = %v, want %v", host, got, want)
 		}
 	}
-	if n, ok := tierNodes("app", tierKey("app", 3)); !ok || n != 3 {
-		t.Errorf("tierNodes of %s: %d %v", tierKey("app", 3), n, ok)
+	one := []spec.ControllerTier{{Hosts: "app"}}
+	if k := configKey(one, []int{3}); k != "app=3" {
+		t.Errorf("one tier's configuration: %q, want app=3 (the key earlier stores hold)", k)
 	}
-	for _, k := range []string{"db=2", "app=0", "app=x", "app"} {
-		if _, ok := tierNodes("app", k); ok {
-			t.Errorf("tierNodes(app, %q) should not parse", k)
+	two := []spec.ControllerTier{{Hosts: "app"}, {Hosts: "db"}}
+	if k := configKey(two, []int{2, 1}); k != "app=2,db=1" {
+		t.Errorf("two tiers' configuration: %q", k)
+	}
+	if n, ok := configCounts(two, "app=2,db=1"); !ok || !slices.Equal(n, []int{2, 1}) {
+		t.Errorf("configCounts of app=2,db=1: %v %v", n, ok)
+	}
+	for _, k := range []string{"db=2", "app=0", "app=x", "app", "app=2", "db=1,app=2", "app=2,db=0", "app=2,db=1,x=3"} {
+		if _, ok := configCounts(two, k); ok {
+			t.Errorf("configCounts(app, db; %q) should not parse", k)
 		}
+	}
+	if _, ok := configCounts(one, "app=2,db=1"); ok {
+		t.Error("a two-tier configuration is not one of a single tier")
 	}
 	if hostOrder("app10") <= hostOrder("app9") || hostOrder("app") != 0 {
 		t.Error("hosts sort by their numbers")

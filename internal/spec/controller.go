@@ -11,7 +11,7 @@ import (
 var hostPrefix = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
 
 // Controller is the controller: section: an elastic controller scales one
-// tier of lab hosts while the load runs (docs/controller.md; seed 003 ch.
+// tier of lab hosts, or several, while the load runs (docs/controller.md; seed 003 ch.
 // 8, seed-digest §7). Every constant has the seed's value (the empirical
 // controller) or Kubernetes' (the HPA baseline) as its default:
 //
@@ -20,6 +20,8 @@ var hostPrefix = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
 //	  period: 30s              # a decision every period
 //	  cooldown: 0s             # no action for this long after one (empirical only)
 //	  tier: {hosts: app, type: app1x, min: 1, max: 4}
+//	  # or several tiers, each with its own bounds and node capacity:
+//	  # tiers: [{hosts: app, max: 3, node_capacity: 150}, {hosts: db, max: 3, node_capacity: 400}]
 //	  sensor: {window: 30s, sensitive: 500ms, normal: 1s, goal: 0.9}
 //	  ods: {stores: [results/plan.db], radius: 50, alpha: 0, min_support: 30, min_sla: 0.9, horizon: 30s}
 //	  forecast: {components: 3, min_share: 0.1, min_history: 60}
@@ -32,10 +34,14 @@ var hostPrefix = regexp.MustCompile(`^[a-z][a-z0-9-]{0,15}$`)
 // (earlier ones describe a tier that no longer exists). The HPA has its
 // own stabilisation windows and ignores it, as Kubernetes' HPA would.
 type Controller struct {
-	Kind     string             `yaml:"kind"`     // required: empirical | hpa
-	Period   Duration           `yaml:"period"`   // default 30s (seed 003)
-	Cooldown Duration           `yaml:"cooldown"` // default 0 (the seed has none); empirical only
-	Tier     ControllerTier     `yaml:"tier"`
+	Kind     string         `yaml:"kind"`     // required: empirical | hpa
+	Period   Duration       `yaml:"period"`   // default 30s (seed 003)
+	Cooldown Duration       `yaml:"cooldown"` // default 0 (the seed has none); empirical only
+	Tier     ControllerTier `yaml:"tier"`
+	// Tiers are several scaled tiers (seed 003's n-tier systems: an
+	// application tier and a database tier); give tier or tiers. The
+	// ODS's configurations are then every tier's node count together.
+	Tiers    []ControllerTier   `yaml:"tiers"`
 	Sensor   ControllerSensor   `yaml:"sensor"`
 	ODS      ControllerODS      `yaml:"ods"`
 	Forecast ControllerForecast `yaml:"forecast"`
@@ -59,6 +65,31 @@ type ControllerTier struct {
 	Type  string `yaml:"type"`
 	Min   int    `yaml:"min"` // default 1
 	Max   int    `yaml:"max"` // default 4
+	// NodeCapacity is the req/s one node of this tier serves within the
+	// SLA (with tiers:; a single tier: takes controller.node_capacity).
+	NodeCapacity float64 `yaml:"node_capacity"`
+}
+
+// ScaledTiers are the tiers the controller scales, with their defaults:
+// tiers, or the single tier with controller.node_capacity.
+func (c *Controller) ScaledTiers() []ControllerTier {
+	if len(c.Tiers) > 0 {
+		return c.Tiers
+	}
+	t := c.Tier
+	if t.NodeCapacity == 0 {
+		t.NodeCapacity = c.NodeCapacity
+	}
+	return []ControllerTier{t}
+}
+
+func (t *ControllerTier) defaults() {
+	if t.Min == 0 {
+		t.Min = 1
+	}
+	if t.Max == 0 {
+		t.Max = max(4, t.Min)
+	}
 }
 
 // ControllerSensor is the empirical controller's sensor.
@@ -113,12 +144,9 @@ func (c *Controller) Defaults() {
 	if c.HSMDownBelow == 0 {
 		c.HSMDownBelow = 0.5
 	}
-	t := &c.Tier
-	if t.Min == 0 {
-		t.Min = 1
-	}
-	if t.Max == 0 {
-		t.Max = max(4, t.Min)
+	c.Tier.defaults()
+	for i := range c.Tiers {
+		c.Tiers[i].defaults()
 	}
 	s := &c.Sensor
 	if s.Window.Duration == 0 {
@@ -208,16 +236,27 @@ func (c *checker) controller(s *Spec) {
 	if k.Cooldown.Duration < 0 {
 		c.fail(p+"cooldown", "%v is negative; give 0 for no cool-down (the seed's behaviour) or how long to wait after an action, e.g. 30s", k.Cooldown.Duration)
 	}
-	if k.Tier.Hosts == "" {
-		c.fail(p+"tier.hosts", "the scaled tier is missing; name its lab hosts' prefix, e.g. hosts: app for app1, app2, ...")
-	} else if !hostPrefix.MatchString(k.Tier.Hosts) {
-		c.fail(p+"tier.hosts", "%q is not a host name prefix; use letters, digits and -", k.Tier.Hosts)
+	switch {
+	case len(k.Tiers) > 0 && k.Tier.Hosts != "":
+		c.fail(p+"tier", "the spec gives both tier and tiers; give one tier: section, or list every tier under tiers:")
+	case len(k.Tiers) > 0 && k.NodeCapacity != 0:
+		c.fail(p+"node_capacity", "with tiers:, each tier serves its own load per node; give tiers[i].node_capacity instead")
+	case len(k.Tiers) == 0:
+		c.controllerTier(p+"tier.", k.Tier)
 	}
-	if k.Tier.Min < 1 || k.Tier.Max < k.Tier.Min {
-		c.fail(p+"tier.min", "the tier's bounds must satisfy 1 ≤ min ≤ max (min %d, max %d)", k.Tier.Min, k.Tier.Max)
-	}
-	if k.Tier.Max > 16 {
-		c.fail(p+"tier.max", "%d hosts is more than this tool runs in one lab; give at most 16", k.Tier.Max)
+	seen := map[string]int{}
+	for i, t := range k.Tiers {
+		tp := fmt.Sprintf("%stiers[%d].", p, i)
+		c.controllerTier(tp, t)
+		if j, ok := seen[t.Hosts]; ok {
+			c.fail(tp+"hosts", "%q is also tiers[%d].hosts; give each tier its own host name prefix", t.Hosts, j)
+		}
+		for o, j := range seen {
+			if long, short := max(o, t.Hosts), min(o, t.Hosts); o != t.Hosts && strings.HasPrefix(long, short) && strings.Trim(long[len(short):], "0123456789") == "" {
+				c.fail(tp+"hosts", "%q and tiers[%d].hosts %q name overlapping hosts (%s2 would be in both tiers); rename one", t.Hosts, j, o, long)
+			}
+		}
+		seen[t.Hosts] = i
 	}
 	sn := k.Sensor
 	switch {
@@ -263,5 +302,23 @@ func (c *checker) controller(s *Spec) {
 	}
 	if k.NodeCapacity < 0 {
 		c.fail(p+"node_capacity", "%v is negative; give the req/s one node of the tier serves within the SLA, or leave it out", k.NodeCapacity)
+	}
+}
+
+// controllerTier checks one scaled tier; p is its field path with a dot.
+func (c *checker) controllerTier(p string, t ControllerTier) {
+	if t.Hosts == "" {
+		c.fail(p+"hosts", "the scaled tier is missing; name its lab hosts' prefix, e.g. hosts: app for app1, app2, ...")
+	} else if !hostPrefix.MatchString(t.Hosts) {
+		c.fail(p+"hosts", "%q is not a host name prefix; use letters, digits and -", t.Hosts)
+	}
+	if t.Min < 1 || t.Max < t.Min {
+		c.fail(p+"min", "the tier's bounds must satisfy 1 ≤ min ≤ max (min %d, max %d)", t.Min, t.Max)
+	}
+	if t.Max > 16 {
+		c.fail(p+"max", "%d hosts is more than this tool runs in one lab; give at most 16", t.Max)
+	}
+	if t.NodeCapacity < 0 {
+		c.fail(p+"node_capacity", "%v is negative; give the req/s one node of the tier serves within the SLA, or leave it out", t.NodeCapacity)
 	}
 }

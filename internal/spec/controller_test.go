@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,25 @@ func TestControllerDefaultsAreTheSeeds(t *testing.T) {
 	}
 }
 
+func TestControllerTiersTakeTheirOwnDefaultsAndCapacities(t *testing.T) {
+	s, err := Parse("ctl.yaml", []byte(controllerSpec+"controller: {kind: empirical, tiers: [{hosts: app, node_capacity: 150}, {hosts: db, max: 2}]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := s.Controller.ScaledTiers()
+	want := []ControllerTier{{Hosts: "app", Min: 1, Max: 4, NodeCapacity: 150}, {Hosts: "db", Min: 1, Max: 2}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("tiers: got %+v, want %+v", got, want)
+	}
+	one, err := Parse("ctl.yaml", []byte(controllerSpec+"controller: {kind: hpa, node_capacity: 90, tier: {hosts: app}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := one.Controller.ScaledTiers(); len(got) != 1 || got[0].Hosts != "app" || got[0].NodeCapacity != 90 {
+		t.Errorf("a single tier: got %+v, want app with controller.node_capacity 90", got)
+	}
+}
+
 func TestControllerErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct{ extra, want string }{
 		{"controller: {kind: pid, tier: {hosts: app}}", "controller.kind"},
@@ -47,6 +67,12 @@ func TestControllerErrorsNameTheField(t *testing.T) {
 		{"controller: {kind: empirical, tier: {hosts: app}, sensor: {sensitive: 2s}}", "controller.sensor.sensitive"},
 		{"controller: {kind: empirical, tier: {hosts: app}, ods: {stores: ['postgres://x/y']}}", "controller.ods.stores[0]"},
 		{"controller: {kind: hpa, tier: {hosts: app}}\nevents: [{at: 5s, action: add_node, host: app2}]", "events[0].action"},
+		{"controller: {kind: hpa, tier: {hosts: app}, tiers: [{hosts: db}]}", "controller.tier: the spec gives both tier and tiers"},
+		{"controller: {kind: hpa, node_capacity: 100, tiers: [{hosts: app}, {hosts: db}]}", "controller.node_capacity"},
+		{"controller: {kind: hpa, tiers: [{hosts: app}, {hosts: app}]}", "controller.tiers[1].hosts: \"app\" is also tiers[0].hosts"},
+		{"controller: {kind: hpa, tiers: [{hosts: app}, {hosts: app1}]}", "controller.tiers[1].hosts: \"app1\" and tiers[0].hosts \"app\" name overlapping hosts"},
+		{"controller: {kind: hpa, tiers: [{hosts: app}, {hosts: db, min: 2, max: 1}]}", "controller.tiers[1].min"},
+		{"controller: {kind: hpa, tiers: [{hosts: app}, {hosts: db, node_capacity: -1}]}", "controller.tiers[1].node_capacity"},
 	} {
 		_, err := Parse("ctl.yaml", []byte(controllerSpec+tc.extra+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

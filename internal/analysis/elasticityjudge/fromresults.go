@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -31,11 +32,26 @@ type Run struct {
 	Offered, Answered []float64
 	Result            Result
 	// Elastic says whether the BUNGEE metrics were computed: they need
-	// the setup's node capacity to turn offered load into nodes demanded.
+	// a tier's node capacity to turn offered load into nodes demanded.
 	Elastic bool
-	Notes   []string
+	// Tiers are the run's scaled tiers, each judged on its own; Input's
+	// supply and demand are the first tier's.
+	Tiers []TierRun
+	Notes []string
 	// Problem is why the run could not be judged (nil: judged).
 	Problem error
+}
+
+// TierRun is one scaled tier of a run: its nodes serving and the nodes
+// the load demanded of it each second (aligned with Input.Seconds), and
+// its BUNGEE metrics. BUNGEE judges each resource on its own (Herbst et
+// al.); a run of several tiers reports in Result.Bungee the mean over the
+// tiers with a node capacity, each already a share of its own demand.
+type TierRun struct {
+	Tier           string
+	NodeCapacity   float64 // req/s a node serves within the SLA; 0 = unknown (no BUNGEE)
+	Supply, Demand []float64
+	Bungee         Bungee
 }
 
 // Judged is every controller run of a results store and the side by side
@@ -72,6 +88,9 @@ func (j Judged) RunsOf(controller string) []Run {
 //     BUNGEE's demand in resource units), with offered = answered +
 //     failed + dropped; without a node capacity there is no demand, and
 //     no BUNGEE metrics (Run.Elastic false, a note says so);
+//   - with several scaled tiers, Supply and Demand are kept per tier
+//     (Run.Tiers; Input's are the first tier's), BUNGEE is computed per
+//     tier with a node capacity, and Result.Bungee is their mean;
 //   - CostPerHour: every lab host's hourly price (with volumes) in force
 //     at the second's start — the tier's and the others', e.g. the
 //     database's; a released host costs nothing from its release.
@@ -144,31 +163,48 @@ func judgeRun(r *results.Results, x *Run, label string, steps profit.Steps) (pro
 	if err != nil {
 		return nil, err
 	}
-	steps0 := supplySteps(changes, s.Tier, secs[0].start)
-	x.Elastic = s.NodeCapacity > 0
-	if !x.Elastic {
+	tiers := s.AllTiers()
+	steps0 := make([][]supplyStep, len(tiers))
+	x.Tiers = make([]TierRun, len(tiers))
+	for i, t := range tiers {
+		steps0[i] = supplySteps(changes, t.Tier, secs[0].start)
+		x.Tiers[i] = TierRun{Tier: t.Tier, NodeCapacity: t.NodeCapacity}
+		x.Elastic = x.Elastic || t.NodeCapacity > 0
+	}
+	switch {
+	case !x.Elastic && len(tiers) == 1:
 		x.Notes = append(x.Notes, "the controller's node capacity is unknown (controller.node_capacity), so the nodes the load demanded, and BUNGEE's accuracy, timeshare and jitter, are not computed")
+	case len(tiers) > 1:
+		for _, t := range tiers {
+			if t.NodeCapacity <= 0 {
+				x.Notes = append(x.Notes, fmt.Sprintf("the %s tier's node capacity is unknown (controller.tiers[].node_capacity), so BUNGEE's metrics leave that tier out", t.Tier))
+			}
+		}
 	}
 	in := Input{Controller: label, Repetition: x.Repetition, Threshold: s.Normal, SLA: steps}
 	priced := false
 	for _, sec := range secs {
-		supply := len(s.Nodes)
-		for _, c := range steps0 {
-			if !c.at.After(sec.start) {
-				supply += c.delta
-			}
-		}
 		offered := float64(sec.count+sec.failed) / sec.dur.Seconds()
-		var demand float64
-		if x.Elastic {
-			// The small slack keeps an exact multiple of the capacity
-			// from rounding up on floating-point noise.
-			demand = math.Ceil(offered/s.NodeCapacity - 1e-9)
+		for i, t := range tiers {
+			supply := len(t.Nodes)
+			for _, c := range steps0[i] {
+				if !c.at.After(sec.start) {
+					supply += c.delta
+				}
+			}
+			var demand float64
+			if t.NodeCapacity > 0 {
+				// The small slack keeps an exact multiple of the capacity
+				// from rounding up on floating-point noise.
+				demand = math.Ceil(offered/t.NodeCapacity - 1e-9)
+			}
+			x.Tiers[i].Supply = append(x.Tiers[i].Supply, float64(max(supply, 0)))
+			x.Tiers[i].Demand = append(x.Tiers[i].Demand, demand)
 		}
 		cost := hourlyCost(r, sec.start)
 		priced = priced || cost > 0
 		in.Seconds = append(in.Seconds, Second{Start: sec.start, Hist: sec.hist, Errors: sec.failed,
-			Demand: demand, Supply: float64(max(supply, 0)), CostPerHour: cost})
+			Demand: x.Tiers[0].Demand[len(x.Tiers[0].Demand)-1], Supply: x.Tiers[0].Supply[len(x.Tiers[0].Supply)-1], CostPerHour: cost})
 		x.Offered = append(x.Offered, offered)
 		x.Answered = append(x.Answered, float64(sec.count)/sec.dur.Seconds())
 	}
@@ -184,8 +220,23 @@ func judgeRun(r *results.Results, x *Run, label string, steps profit.Steps) (pro
 	if err != nil {
 		return fmt.Errorf("run %d: %w", x.ID, err), nil
 	}
-	if !x.Elastic {
-		res.Bungee = Bungee{}
+	res.Bungee = Bungee{}
+	elastic := 0
+	for i := range x.Tiers {
+		t := &x.Tiers[i]
+		if t.NodeCapacity <= 0 {
+			continue
+		}
+		ts := slices.Clone(in.Seconds)
+		for k := range ts {
+			ts[k].Supply, ts[k].Demand = t.Supply[k], t.Demand[k]
+		}
+		t.Bungee = Elasticity(ts)
+		res.Bungee = res.Bungee.plus(t.Bungee)
+		elastic++
+	}
+	if elastic > 1 {
+		res.Bungee = res.Bungee.times(1 / float64(elastic))
 	}
 	x.Input, x.Result = in, res
 	return nil, nil

@@ -211,3 +211,69 @@ func TestInTier(t *testing.T) {
 		}
 	}
 }
+
+// A controller of two tiers is judged per tier: the designed seconds
+// with an application tier (100 req/s a node; app2 serves 25–44 s) and a
+// database tier (200 req/s a node; db2 asked at 30 s, serving from 33 s,
+// never removed). Offered load 80, 190, 180, 60 req/s in 0–19, 20–29,
+// 30–39, 40–59 s demands 1, 2, 2, 1 app nodes and always 1 db node.
+func TestFromResultsJudgesEachTier(t *testing.T) {
+	setup := runlog.Setup{Controller: "empirical", Tier: "app", Period: 10 * time.Second, Min: 1, Max: 3, Nodes: []string{"app1"},
+		Sensitive: 500 * time.Millisecond, Normal: time.Second, NodeCapacity: 100,
+		Tiers: []runlog.TierSetup{{Tier: "app", Min: 1, Max: 3, Nodes: []string{"app1"}, NodeCapacity: 100}, {Tier: "db", Min: 1, Max: 2, Nodes: []string{"db1"}, NodeCapacity: 200}}}
+	run := resultstest.ControllerRun{Seconds: designedSeconds(),
+		Changes: []resultstest.ControllerChange{
+			{Action: results.ActionAddNode, Host: "app2", Price: 0.1, Requested: 22 * time.Second, Done: 25 * time.Second},
+			{Action: results.ActionAddNode, Host: "db2", Price: 0.2, Requested: 30 * time.Second, Done: 33 * time.Second},
+			{Action: results.ActionRemoveNode, Host: "app2", Requested: 45 * time.Second, Done: 47 * time.Second},
+		}}
+	st, _ := resultstest.ControllerCampaign(t, "lab", fastRT, slowRT, []resultstest.ControllerTreatment{
+		{Name: "two", Hosts: []resultstest.ControllerHost{{Name: "app1", Price: 0.1}, {Name: "db1", Price: 0.2}}, Setup: &setup, Runs: []resultstest.ControllerRun{run}},
+	})
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := FromResults(r, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(j.Runs) != 1 || j.Runs[0].Problem != nil {
+		t.Fatalf("runs %+v", j.Runs)
+	}
+	x := j.Runs[0]
+	if len(x.Tiers) != 2 || x.Tiers[0].Tier != "app" || x.Tiers[1].Tier != "db" || !x.Elastic {
+		t.Fatalf("tiers %+v", x.Tiers)
+	}
+	for s := 0; s < 60; s++ {
+		dbSupply := 1.0
+		if s >= 33 {
+			dbSupply = 2
+		}
+		if x.Tiers[1].Supply[s] != dbSupply || x.Tiers[1].Demand[s] != 1 {
+			t.Fatalf("db second %d: supply %v demand %v, want %v and 1", s, x.Tiers[1].Supply[s], x.Tiers[1].Demand[s], dbSupply)
+		}
+		if x.Input.Seconds[s].Supply != x.Tiers[0].Supply[s] {
+			t.Fatalf("second %d: the input's supply is not the first tier's", s)
+		}
+	}
+	app := Bungee{AccuracyUnder: 100.0 / 60 * 5 * 0.5, AccuracyOver: 100.0 / 60 * 5, TimeshareUnder: 100.0 * 5 / 60, TimeshareOver: 100.0 * 5 / 60}
+	// db: 27 s over by one node of a demand of one; one supply change, no
+	// demand change in a minute.
+	db := Bungee{AccuracyOver: 100.0 / 60 * 27, TimeshareOver: 100.0 * 27 / 60, Jitter: 1}
+	for i, want := range []Bungee{app, db} {
+		if !nearBungee(x.Tiers[i].Bungee, want) {
+			t.Errorf("%s tier: %+v, want %+v", x.Tiers[i].Tier, x.Tiers[i].Bungee, want)
+		}
+	}
+	mean := Bungee{(app.AccuracyUnder + db.AccuracyUnder) / 2, (app.AccuracyOver + db.AccuracyOver) / 2,
+		(app.TimeshareUnder + db.TimeshareUnder) / 2, (app.TimeshareOver + db.TimeshareOver) / 2, (app.Jitter + db.Jitter) / 2}
+	if !nearBungee(x.Result.Bungee, mean) {
+		t.Errorf("the run's BUNGEE %+v, want the tiers' mean %+v", x.Result.Bungee, mean)
+	}
+}
+
+func nearBungee(a, b Bungee) bool {
+	return near(a.AccuracyUnder, b.AccuracyUnder) && near(a.AccuracyOver, b.AccuracyOver) &&
+		near(a.TimeshareUnder, b.TimeshareUnder) && near(a.TimeshareOver, b.TimeshareOver) && near(a.Jitter, b.Jitter)
+}

@@ -63,6 +63,15 @@ type Bungee struct {
 	Jitter         float64 `json:"jitter_per_min"`
 }
 
+func (b Bungee) plus(o Bungee) Bungee {
+	return Bungee{b.AccuracyUnder + o.AccuracyUnder, b.AccuracyOver + o.AccuracyOver,
+		b.TimeshareUnder + o.TimeshareUnder, b.TimeshareOver + o.TimeshareOver, b.Jitter + o.Jitter}
+}
+
+func (b Bungee) times(k float64) Bungee {
+	return Bungee{b.AccuracyUnder * k, b.AccuracyOver * k, b.TimeshareUnder * k, b.TimeshareOver * k, b.Jitter * k}
+}
+
 // Result is one run's verdict.
 type Result struct {
 	Controller string  `json:"controller"`

@@ -43,6 +43,36 @@ type Setup struct {
 	// Cooldown is the empirical controller's cool-down after an action
 	// (0 = none, the seed's; the HPA has none).
 	Cooldown time.Duration `json:"cooldown,omitempty"`
+	// Tiers are every scaled tier of a controller of several (controller.
+	// tiers); Tier, Min, Max, Nodes and NodeCapacity above repeat the
+	// first. A run of one tier leaves it empty.
+	Tiers []TierSetup `json:"tiers,omitempty"`
+}
+
+// TierSetup is one scaled tier as a run began.
+type TierSetup struct {
+	Tier         string   `json:"tier"` // lab host name prefix
+	Min          int      `json:"min"`
+	Max          int      `json:"max"`
+	Nodes        []string `json:"nodes"`
+	NodeCapacity float64  `json:"node_capacity"` // req/s a node serves within the SLA; 0 = unknown
+}
+
+// AllTiers are the run's scaled tiers, one or several.
+func (s Setup) AllTiers() []TierSetup {
+	if len(s.Tiers) > 0 {
+		return s.Tiers
+	}
+	return []TierSetup{{Tier: s.Tier, Min: s.Min, Max: s.Max, Nodes: s.Nodes, NodeCapacity: s.NodeCapacity}}
+}
+
+// TierState is one tier at a decision: its nodes, the count the decision
+// asked for, and its mean CPU over the last period (−1 = not monitored).
+type TierState struct {
+	Tier        string  `json:"tier"`
+	Nodes       int     `json:"nodes"`
+	Target      int     `json:"target"`
+	Utilisation float64 `json:"utilisation"`
 }
 
 // Entry is one decision of a controller.
@@ -74,10 +104,30 @@ type Entry struct {
 	Reason  string `json:"reason"`
 	// Error is set when carrying the decision out failed.
 	Error string `json:"error,omitempty"`
+	// Tiers are every tier of a controller of several; Tier, Nodes,
+	// Target and Utilisation above repeat the first tier the decision
+	// changed (or the first tier). A run of one tier leaves it empty.
+	Tiers []TierState `json:"tiers,omitempty"`
 }
 
-// Changed says whether the decision asked for a different node count.
-func (e Entry) Changed() bool { return e.Target != e.Nodes }
+// AllTiers are the decision's tiers, one or several.
+func (e Entry) AllTiers() []TierState {
+	if len(e.Tiers) > 0 {
+		return e.Tiers
+	}
+	return []TierState{{Tier: e.Tier, Nodes: e.Nodes, Target: e.Target, Utilisation: e.Utilisation}}
+}
+
+// Changed says whether the decision asked for a different node count of
+// any tier.
+func (e Entry) Changed() bool {
+	for _, t := range e.AllTiers() {
+		if t.Target != t.Nodes {
+			return true
+		}
+	}
+	return false
+}
 
 // Encode is the event detail of e.
 func (e Entry) Encode() string { return encode(e) }

@@ -115,7 +115,8 @@ func compareTable(j elasticityjudge.Judged) *page.Table {
 		Source: "per controller, the mean (and min – max) over its completed runs of: SLA satisfaction = share of the measured phase's requests answered within the normal threshold (failed and dropped ones are not); " +
 			"cost = Σ over measured seconds of every lab host's hourly price in force / 3600; profit = revenue under analysis.plan's SLA steps − cost; actions = decisions that changed the node count without error; " +
 			"BUNGEE (Herbst et al.): accuracy = mean share of the nodes demanded (⌈offered req/s / node capacity⌉) missing (under) or in excess (over) per second, timeshare = share of seconds under- or over-provisioned, " +
-			"jitter = (supply changes − demand changes) per minute; supply = the tier's nodes serving (an added node from when it served, a removed one until its removal was asked for)",
+			"jitter = (supply changes − demand changes) per minute; supply = the tier's nodes serving (an added node from when it served, a removed one until its removal was asked for); "+
+			"a controller of several tiers is judged per tier with a node capacity, and its BUNGEE metrics are the tiers' mean",
 		Columns: []page.Column{{Title: "Controller"}, {Title: "Runs"}, {Title: "SLA satisfaction", Unit: "%"}, {Title: "Cost", Unit: "$"}}}
 	if anyPriced {
 		tb.Columns = append(tb.Columns, page.Column{Title: "Profit", Unit: "$"})
@@ -198,34 +199,52 @@ func timeAxis(x elasticityjudge.Run) chart.Axis {
 	return chart.Axis{Label: "time since the measured phase began", Unit: "s", Min: chart.At(0), Max: chart.At(since(x, last) + 1)}
 }
 
-// loadChart draws the offered and answered load per second and the tier's
-// nodes: as the capacity they supply when the node capacity is known, and
-// as a rule at every change of the nodes serving.
+// loadChart draws the offered and answered load per second and the
+// tiers' nodes: as the capacity they supply when the node capacity is
+// known, and as a rule at every change of the nodes serving.
 func loadChart(x elasticityjudge.Run) *chart.Chart {
-	s := x.Setup
 	line := &chart.Line{X: timeAxis(x), Y: chart.Axis{Label: "load", Unit: "req/s", Min: chart.At(0)}}
 	offered := chart.Series{Name: "offered"}
 	answered := chart.Series{Name: "answered"}
-	capacity := chart.Series{Name: fmt.Sprintf("tier capacity (nodes × %s req/s)", format.Num(s.NodeCapacity)), Dashed: true}
 	for i, sec := range x.Input.Seconds {
 		at := since(x, sec.Start)
 		offered.Points = append(offered.Points, chart.Point{X: at, Y: chart.Num(x.Offered[i])})
 		answered.Points = append(answered.Points, chart.Point{X: at, Y: chart.Num(x.Answered[i])})
-		capacity.Points = append(capacity.Points, chart.Point{X: at, Y: chart.Num(sec.Supply * s.NodeCapacity)})
-		if i > 0 && sec.Supply != x.Input.Seconds[i-1].Supply {
-			line.Rules = append(line.Rules, chart.Rule{Axis: "x", Value: at, Label: "→ " + format.Plural(int(sec.Supply), "node")})
-		}
 	}
 	line.Series = []chart.Series{offered, answered}
-	if x.Elastic {
-		line.Series = append(line.Series, capacity)
+	several := len(x.Tiers) > 1
+	var names, started []string
+	for _, t := range x.Tiers {
+		name := "tier capacity"
+		if several {
+			name = t.Tier + " capacity"
+		}
+		capacity := chart.Series{Name: fmt.Sprintf("%s (nodes × %s req/s)", name, format.Num(t.NodeCapacity)), Dashed: true}
+		for i, sec := range x.Input.Seconds {
+			at := since(x, sec.Start)
+			capacity.Points = append(capacity.Points, chart.Point{X: at, Y: chart.Num(t.Supply[i] * t.NodeCapacity)})
+			if i > 0 && t.Supply[i] != t.Supply[i-1] {
+				label := "→ " + format.Plural(int(t.Supply[i]), "node")
+				if several {
+					label = t.Tier + " " + label
+				}
+				line.Rules = append(line.Rules, chart.Rule{Axis: "x", Value: at, Label: label})
+			}
+		}
+		if t.NodeCapacity > 0 {
+			line.Series = append(line.Series, capacity)
+		}
+		names = append(names, t.Tier)
+		started = append(started, fmt.Sprintf("%s… with %s", t.Tier, format.Plural(int(t.Supply[0]), "node")))
 	}
-	first := int(x.Input.Seconds[0].Supply)
-	return &chart.Chart{ID: fmt.Sprintf("controller-run%d-load", x.ID), Line: line,
-		Title: fmt.Sprintf("Load and the %s tier's nodes, %s", s.Tier, runName(x)),
-		Source: fmt.Sprintf("from run %d's measured phase, per second over every operation: offered = answered + failed + dropped; the tier (%s…) started with %s; "+
+	title := fmt.Sprintf("Load and the %s tier's nodes, %s", strings.Join(names, ", "), runName(x))
+	if several {
+		title = fmt.Sprintf("Load and the %s tiers' nodes, %s", strings.Join(names, " and "), runName(x))
+	}
+	return &chart.Chart{ID: fmt.Sprintf("controller-run%d-load", x.ID), Line: line, Title: title,
+		Source: fmt.Sprintf("from run %d's measured phase, per second over every operation: offered = answered + failed + dropped; the tiers started as %s; "+
 			"a rule marks each change of the nodes serving (from the run's node_change events: an added node from when it served, a removed one from when its removal was asked for)",
-			x.ID, s.Tier, format.Plural(first, "node"))}
+			x.ID, strings.Join(started, ", "))}
 }
 
 // slaChart draws the satisfaction the controller's sensor read each
@@ -257,18 +276,22 @@ func slaChart(x elasticityjudge.Run) *chart.Chart {
 // decisionTable lists every decision with what it read and why it acted.
 func decisionTable(x elasticityjudge.Run) *page.Table {
 	s := x.Setup
+	var bounds []string
+	for _, t := range s.AllTiers() {
+		bounds = append(bounds, fmt.Sprintf("the %s tier, bounds %d–%d", t.Tier, t.Min, t.Max))
+	}
 	tb := &page.Table{ID: fmt.Sprintf("controller-run%d-decisions", x.ID), Title: "Decisions of " + runName(x),
-		Source: fmt.Sprintf("from run %d's controller_decision events (every %v; the %s controller on the %s tier, bounds %d–%d, %s seeding the ODS); "+
+		Source: fmt.Sprintf("from run %d's controller_decision events (every %v; the %s controller on %s, %s seeding the ODS); "+
 			"satisfaction over the sensor's last window, CPU = the tier's mean utilisation over the last period, answered = req/s over the window; "+
 			"ODS = the configuration chosen, its support and the records within the query's radius, or the forecast asked about",
-			x.ID, s.Period, s.Controller, s.Tier, s.Min, s.Max, format.Plural(s.ODSRecords, "record")),
+			x.ID, s.Period, s.Controller, strings.Join(bounds, " and "), format.Plural(s.ODSRecords, "record")),
 		Columns: []page.Column{{Title: "At", Unit: "s"}, {Title: "Path"}, {Title: "Action"}, {Title: "Nodes → target"},
 			{Title: "Sensitive", Unit: "%"}, {Title: "Normal", Unit: "%"}, {Title: "CPU", Unit: "%"}, {Title: "Answered", Unit: "req/s"},
 			{Title: "ODS"}, {Title: "Reason"}, {Title: "Error"}}}
 	for _, e := range x.Entries {
-		nodes := page.Number(fmt.Sprintf("%d → %d", e.Nodes, e.Target), float64(e.Target))
-		if !e.Changed() {
-			nodes = page.Number(fmt.Sprint(e.Nodes), float64(e.Nodes))
+		nodes, util := nodesCell(e), cpu(e.Utilisation)
+		if len(e.Tiers) > 1 {
+			util = page.Text(tiersCPU(e))
 		}
 		errCell := page.Text(e.Error)
 		if e.Error != "" {
@@ -280,10 +303,43 @@ func decisionTable(x elasticityjudge.Run) *page.Table {
 		}
 		tb.Rows = append(tb.Rows, []page.Cell{
 			page.Number(format.Num(since(x, e.At)), since(x, e.At)), page.Text(path), page.Text(e.Action), nodes,
-			share(e.Sensitive, e.Requests), share(e.Normal, e.Requests), cpu(e.Utilisation),
+			share(e.Sensitive, e.Requests), share(e.Normal, e.Requests), util,
 			page.Number(format.Num(e.Throughput), e.Throughput), page.Text(odsText(e)), page.Text(e.Reason), errCell})
 	}
 	return tb
+}
+
+// nodesCell is a decision's node counts: "2", "1 → 2", or for several
+// tiers "app 1 → 2, db 1".
+func nodesCell(e runlog.Entry) page.Cell {
+	ts := e.AllTiers()
+	var parts []string
+	total := 0
+	for _, t := range ts {
+		part := fmt.Sprint(t.Nodes)
+		if t.Target != t.Nodes {
+			part = fmt.Sprintf("%d → %d", t.Nodes, t.Target)
+		}
+		if len(ts) > 1 {
+			part = t.Tier + " " + part
+		}
+		parts = append(parts, part)
+		total += t.Target
+	}
+	return page.Number(strings.Join(parts, ", "), float64(total))
+}
+
+// tiersCPU is every tier's CPU: "app 85, db 40".
+func tiersCPU(e runlog.Entry) string {
+	var parts []string
+	for _, t := range e.AllTiers() {
+		v := "not monitored"
+		if t.Utilisation >= 0 {
+			v = format.Num(100 * t.Utilisation)
+		}
+		parts = append(parts, t.Tier+" "+v)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func share(v float64, requests int64) page.Cell {

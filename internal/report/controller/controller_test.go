@@ -239,3 +239,59 @@ func TestUnjudgedRun(t *testing.T) {
 		t.Errorf("summary %q", sec.Summary)
 	}
 }
+
+// A controller of two tiers: the chart draws each tier's capacity and
+// marks its changes by tier, and the decisions list every tier's nodes
+// and CPU.
+func TestSectionOfTwoTiers(t *testing.T) {
+	var secs [][]resultstest.ControllerOp
+	for s := 0; s < 30; s++ {
+		secs = append(secs, []resultstest.ControllerOp{{Op: "read", Fast: 150}})
+	}
+	setup := runlog.Setup{Controller: "empirical", Tier: "app", Period: 10 * time.Second, Min: 1, Max: 3, Nodes: []string{"app1"},
+		Sensitive: 500 * time.Millisecond, Normal: time.Second, NodeCapacity: 100,
+		Tiers: []runlog.TierSetup{{Tier: "app", Min: 1, Max: 3, Nodes: []string{"app1"}, NodeCapacity: 100}, {Tier: "db", Min: 1, Max: 2, Nodes: []string{"db1"}, NodeCapacity: 400}}}
+	dec := runlog.Entry{Controller: "empirical", Tier: "app", Nodes: 1, Target: 2, Requests: 1500, Sensitive: 0.5, Normal: 0.9, Utilisation: 0.95, Throughput: 150,
+		Path: "scale-up", Action: "fallback", Reason: "the app tier is the busiest",
+		Tiers: []runlog.TierState{{Tier: "app", Nodes: 1, Target: 2, Utilisation: 0.95}, {Tier: "db", Nodes: 1, Target: 1, Utilisation: 0.3}}}
+	st, _ := resultstest.ControllerCampaign(t, "lab", 50*time.Millisecond, 1500*time.Millisecond, []resultstest.ControllerTreatment{
+		{Name: "two", Hosts: []resultstest.ControllerHost{{Name: "app1", Price: 0.36}, {Name: "db1", Price: 0.72}}, Setup: &setup, Runs: []resultstest.ControllerRun{{
+			Seconds:   secs,
+			Changes:   []resultstest.ControllerChange{{Action: results.ActionAddNode, Host: "app2", Price: 0.36, Requested: 10 * time.Second, Done: 13 * time.Second}},
+			Decisions: []resultstest.ControllerDecision{{At: 10 * time.Second, Entry: dec}},
+		}}},
+	})
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := ReportSections(r)
+	if err != nil || len(ss) != 1 {
+		t.Fatalf("sections %v %v", ss, err)
+	}
+	load := chartByID(t, ss[0], "controller-run1-load")
+	var names []string
+	for _, s := range load.Line.Series {
+		names = append(names, s.Name)
+	}
+	if got := strings.Join(names, "; "); got != "offered; answered; app capacity (nodes × 100 req/s); db capacity (nodes × 400 req/s)" {
+		t.Errorf("series %q", got)
+	}
+	if rs := load.Line.Rules; len(rs) != 1 || rs[0].Value != 13 || rs[0].Label != "app → 2 nodes" {
+		t.Errorf("rules %+v, want one at 13 s: app → 2 nodes", rs)
+	}
+	if !strings.Contains(load.Title, "the app and db tiers' nodes") {
+		t.Errorf("title %q", load.Title)
+	}
+	tb := tableByID(t, ss[0], "controller-run1-decisions")
+	row := tb.Rows[0]
+	if got := row[col(t, tb, "Nodes")].Text; got != "app 1 → 2, db 1" {
+		t.Errorf("nodes cell %q", got)
+	}
+	if got := row[col(t, tb, "CPU")].Text; got != "app 95, db 30" {
+		t.Errorf("CPU cell %q", got)
+	}
+	if !strings.Contains(tb.Source, "the app tier, bounds 1–3 and the db tier, bounds 1–2") {
+		t.Errorf("source %q", tb.Source)
+	}
+}

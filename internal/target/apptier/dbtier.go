@@ -231,7 +231,7 @@ func (t *Target) addReplica(ctx context.Context, host string) (deploy.NodeChange
 			return fail(ch, err)
 		}
 		ch.Done = time.Now()
-		ch.Detail += fmt.Sprintf("; %d application servers read from it after %v", len(t.servers()), ch.Done.Sub(ch.Requested).Round(time.Millisecond))
+		ch.Detail += fmt.Sprintf("; every application server (%d) read from it after %v", len(t.servers()), ch.Done.Sub(ch.Requested).Round(time.Millisecond))
 	} else {
 		ch.Detail += "; reads stay on the primary (db.reads: primary)"
 	}
@@ -267,7 +267,7 @@ func (t *Target) removeReplica(ctx context.Context, n deploy.Node) (deploy.NodeC
 		return fail(err)
 	}
 	ch.Done = rc.Done
-	ch.Detail = fmt.Sprintf("replica %s out of %d application servers' reads after %v; %s", n.Name, len(t.servers()), ch.Started.Sub(ch.Requested).Round(time.Millisecond), rc.Detail)
+	ch.Detail = fmt.Sprintf("replica %s out of every application server's (%d) reads after %v; %s", n.Name, len(t.servers()), ch.Started.Sub(ch.Requested).Round(time.Millisecond), rc.Detail)
 	return ch, nil
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/apptier"
 	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/spec"
 )
 
 func TestValidateDBCluster(t *testing.T) {
@@ -146,3 +147,37 @@ func TestLocalClusterReadsFromReplica(t *testing.T) {
 
 // processRuns says whether a process of that ID exists.
 func processRuns(pid int) bool { return syscall.Kill(pid, 0) == nil }
+
+// The spec's target section reads db.cluster and db.reads, and a spec
+// that gives mariadb a cluster fails with the field and the fix.
+func TestSpecReadsDBCluster(t *testing.T) {
+	const src = `
+name: dbtier
+lab:
+  hosts:
+    - {name: app1, type: medium}
+    - {name: db, count: 2, type: medium}
+target:
+  type: apptier
+  db:
+    engine: %s
+    cluster: {nodes: 2, hosts: db, mode: sync, node_settings: {node2: {work_mem: 8MB}}}
+    reads: primary
+  app: {hosts: [app1]}
+workload: {ycsb: c, record_count: 100}
+load: {model: open, rates: [100]}
+output: %s
+`
+	s, err := spec.Parse("t.yaml", []byte(fmt.Sprintf(src, "postgres", t.TempDir())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := s.Target.Options.(*Options)
+	if c := o.DB.Cluster; c == nil || c.Nodes != 2 || c.Hosts != "db" || c.Mode != "sync" || c.NodeSettings["node2"]["work_mem"] != "8MB" || o.DB.Reads != "primary" || o.DB.readsFromReplicas() {
+		t.Fatalf("db options %+v, cluster %+v", o.DB, o.DB.Cluster)
+	}
+	_, err = spec.Parse("t.yaml", []byte(fmt.Sprintf(src, "mariadb", t.TempDir())))
+	if err == nil || !strings.Contains(err.Error(), "db.cluster: engine mariadb runs one server here") {
+		t.Fatalf("mariadb with a cluster: %v", err)
+	}
+}

@@ -91,12 +91,18 @@ func (t *Target) dbNode(name string) (deploy.Node, bool) {
 
 // replicaList is the body of POST /admin/replicas: the replicas reads go
 // to, without the one named leaving ("" = none); empty with db.reads:
-// primary.
+// primary. With db.reads: all the primary is on the list too, so the
+// servers' rotation takes it in turn with the replicas (its reads then use
+// a pool of their own beside the writes').
 func (t *Target) replicaList(leaving string) []byte {
 	if t.pc == nil || !t.opts.DB.readsFromReplicas() {
 		return nil
 	}
 	var b []byte
+	if t.opts.DB.Reads == readsAll {
+		b = append(b, t.pc.Primary().Addr()...)
+		b = append(b, '\n')
+	}
 	for _, n := range t.pc.Replicas() {
 		if n.Name != leaving {
 			b = append(b, n.Inst.Addr()...)

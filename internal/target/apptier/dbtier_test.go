@@ -145,6 +145,35 @@ func TestLocalClusterReadsFromReplica(t *testing.T) {
 	}
 }
 
+// With db.reads: all the primary takes reads in turn with the replica:
+// both answer about half, through the server's read pools.
+func TestLocalClusterReadsFromEveryNode(t *testing.T) {
+	o := defaultOptions()
+	o.DB.Cluster = &deploy.Cluster{Nodes: 2}
+	o.DB.Reads = readsAll
+	o.App.Pool = 4
+	if err := validate(o); err != nil {
+		t.Fatal(err)
+	}
+	tgt := openLocal(t, o)
+	gen := prepareAndLoad(t, tgt, 200)
+	load := startLoad(t, tgt, gen, 8)
+	app := tgt.servers()[0]
+	primary, replica := tgt.pc.Primary().Addr(), tgt.pc.Replicas()[0].Inst.Addr()
+	c0 := readCounts(t, app)
+	time.Sleep(500 * time.Millisecond)
+	c1 := readCounts(t, app)
+	dp, dr := c1[primary]-c0[primary], c1[replica]-c0[replica]
+	if dp < 25 || dr < 25 || float64(dp) < 0.7*float64(dr) || float64(dr) < 0.7*float64(dp) {
+		t.Fatalf("in 0.5 s the primary %s answered %d reads and the replica %s %d; want about half each", primary, dp, replica, dr)
+	}
+	load.end()
+	load.check(t, "reading from both nodes")
+	if err := tgt.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // processRuns says whether a process of that ID exists.
 func processRuns(pid int) bool { return syscall.Kill(pid, 0) == nil }
 

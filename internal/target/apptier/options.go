@@ -48,14 +48,17 @@ type DBOptions struct {
 	Cluster *deploy.Cluster `yaml:"cluster"`
 	// Reads is where the application servers send reads and scans with a
 	// cluster: replicas (default; round-robin over the replicas, the
-	// primary while there is none) or primary. Writes always go to the
-	// primary.
+	// primary while there is none), all (round-robin over the primary and
+	// the replicas: every database node adds read capacity, as the read
+	// balancing of seed 003's replicated database tiers does) or primary.
+	// Writes always go to the primary.
 	Reads string `yaml:"reads"`
 }
 
 // db.reads values.
 const (
 	readsReplicas = "replicas"
+	readsAll      = "all"
 	readsPrimary  = "primary"
 )
 
@@ -266,9 +269,9 @@ func validateCluster(o *DBOptions) error {
 		return fmt.Errorf("db.cluster.hosts: %q is not a lab host name prefix (a letter, then letters, digits or '-')", c.Hosts)
 	}
 	switch o.Reads {
-	case "", readsReplicas, readsPrimary:
+	case "", readsReplicas, readsAll, readsPrimary:
 	default:
-		return fmt.Errorf("db.reads: %q is not a valid value; use replicas (reads and scans round-robin over the replicas) or primary", o.Reads)
+		return fmt.Errorf("db.reads: %q is not a valid value; use replicas (reads and scans round-robin over the replicas), all (over the primary and the replicas) or primary", o.Reads)
 	}
 	err := deploy.CheckCluster(c, "postgres", deploy.PostgresClusterModes)
 	if err == nil {

@@ -114,7 +114,8 @@ type Result struct {
 	SentRate      float64 // requests started (or dropped) per second of the measured phase
 	Throughput    float64 // successful completions per second within the measured window
 	ClientCPU     float64 // this process's CPU use over the measured phase, % of one core
-	Cores         int     // cores the process may use
+	Cores         int     // whole cores the process may use (scheduler slots, machine, budget)
+	CPUs          float64 // CPU the process may use, in cores: Cores, or less under a cgroup quota (cpuquota.go)
 	ClientLimited bool    // the load generator itself limited the load
 	Note          string  // one sentence on late/dropped requests or client limits
 	Interrupted   bool
@@ -156,6 +157,14 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 			return Result{}, fmt.Errorf("opening client %d of %d: %w", i+1, slots, err)
 		}
 		clients = append(clients, c)
+	}
+
+	// The cgroup's CPU quota is read once per run, before the clock starts
+	// (cpuquota.go); a file that cannot be read or parsed leaves the whole
+	// cores.
+	quota, err := hostCgroups.readCPUQuota()
+	if err != nil {
+		quota = cpuQuota{}
 	}
 
 	iv := int64(cfg.Interval)
@@ -211,6 +220,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		cfg.Started(e.t0)
 	}
 	res := Result{Start: e.t0, MeasureStart: time.Duration(measureStart), Cores: cores()}
+	res.CPUs = quota.limit(res.Cores)
 	if src != nil {
 		res.TargetRate = cfg.Schedule.MeanRate(time.Duration(measureStart), time.Duration(end))
 	}
@@ -224,10 +234,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	var cpuStartAt, cpuEndAt time.Time
 	var schedStart, schedEnd *schedSnapshot // the scheduler's waits (clientdelay.go)
 	var waited processorWait                // the client's wait for processors (pressure.go)
+	var thrStart, thrEnd throttleStat       // the quota's cgroup's throttling (cpuquota.go)
 	waitShare := -1.0
 	if measureStart == 0 {
 		cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
-		waited = startProcessorWait()
+		waited, thrStart = startProcessorWait(), quota.throttling()
 	}
 	close(begin)
 
@@ -275,11 +286,11 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 		now := e.since()
 		if cpuStart < 0 && now >= measureStart {
 			cpuStart, cpuStartAt, schedStart = processCPUSeconds(), time.Now(), readSched()
-			waited = startProcessorWait()
+			waited, thrStart = startProcessorWait(), quota.throttling()
 		}
 		if cpuEnd < 0 && now >= end {
 			cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
-			waitShare = waited.perSecond()
+			waitShare, thrEnd = waited.perSecond(), quota.throttling()
 		}
 		for next < last && now >= (next+1)*iv+settle && runCtx.Err() == nil {
 			e.expire(workers, now)
@@ -320,7 +331,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	if cpuEnd < 0 {
 		cpuEnd, cpuEndAt, schedEnd = processCPUSeconds(), time.Now(), readSched()
 		if cpuStart >= 0 {
-			waitShare = waited.perSecond()
+			waitShare, thrEnd = waited.perSecond(), quota.throttling()
 		}
 	}
 	e.expire(workers, stopped)
@@ -359,6 +370,7 @@ func Run(ctx context.Context, cfg Config, tgt target.Target, gen *workload.Gener
 	}
 	res.Client.Delay = delaySince(schedStart, schedEnd)
 	res.Client.ProcessorWait = waitShare
+	res.Client.Throttling = thrEnd.since(thrStart, cpuEndAt.Sub(cpuStartAt))
 	res.judge(cfg, &e.facts)
 	if res.Failure() != "" {
 		// Late and dropped requests of a target that answered nothing say

@@ -17,8 +17,11 @@ import (
 // client-limited when
 //
 //  1. the client's CPU was saturated: the process used at least
-//     cpuBusyShare of its cores (and, for an in-process target, the target
-//     did not use most of that CPU, see below);
+//     cpuBusyShare of the CPU it may use (Result.CPUs: its cores, or less
+//     under a fractional cgroup quota), or the cgroup that sets its quota
+//     was throttled in at least throttledBusyShare of its periods
+//     (cpuquota.go); and, for an in-process target, the target did not
+//     use most of that CPU, see below;
 //  2. the client could not keep the schedule: it sent more than
 //     scheduleSlack of the offered requests late by its own delay (their
 //     slot was free) by more than X (below), or dropped them while its own
@@ -47,11 +50,12 @@ import (
 // its calls: at most (completions/s x mean latency) cores. A closed-loop
 // run is client-limited by rule 1 only.
 const (
-	cpuBusyShare      = 0.90  // of the cores the process may use
-	scheduleSlack     = 0.05  // of the offered requests, sent late by the client or dropped
-	latenessShare     = 0.10  // of the judged percentile's value
-	behindNoise       = 0.001 // late or dropped below this share: nothing to say
-	defaultPercentile = 99
+	cpuBusyShare       = 0.90  // of the CPU the process may use
+	throttledBusyShare = 0.5   // of the quota's periods in which the cgroup had work
+	scheduleSlack      = 0.05  // of the offered requests, sent late by the client or dropped
+	latenessShare      = 0.10  // of the judged percentile's value
+	behindNoise        = 0.001 // late or dropped below this share: nothing to say
+	defaultPercentile  = 99
 )
 
 // ClientFacts are what the client-limit verdict was judged from, beyond the
@@ -80,6 +84,9 @@ type ClientFacts struct {
 	// unknown. A client that sent requests late with little CPU of its own
 	// and waited this way was held up by other work on the machine.
 	ProcessorWait float64
+	// Throttling is what the cgroup that sets the client's CPU quota
+	// counted over the measured phase (cpuquota.go); zero without a quota.
+	Throttling Throttling
 }
 
 // processorBusyWait is the wait per second above which a late client's
@@ -152,13 +159,13 @@ func (r *Result) judge(cfg Config, f *verdictFacts) {
 func Verdict(r Result, cfg Config) (bool, string) {
 	m := r.Measured
 	offered := m.Sent() + m.Dropped
-	busy := r.ClientCPU >= 100*cpuBusyShare*float64(r.Cores)
-	cpuText := fmt.Sprintf("client CPU %.0f%% of %d cores", r.ClientCPU, r.Cores)
+	busy := r.CPUSaturated()
+	cpuText := fmt.Sprintf("client CPU %s of %s", cpuPct(r, r.ClientCPU), coresText(r))
 	targetsCPU := false // the in-process target used most of the process's CPU
 	if cfg.InProcess {
 		t := targetCPU(r)
 		targetsCPU = t >= 0.5*r.ClientCPU && r.ClientCPU > 0
-		cpuText = fmt.Sprintf("process CPU %.0f%% of %d cores: the engine about %.1f%%, the in-process target about %.0f%%", r.ClientCPU, r.Cores, r.Client.EngineCPU, t)
+		cpuText = fmt.Sprintf("process CPU %s of %s: the engine about %.1f%%, the in-process target about %s", cpuPct(r, r.ClientCPU), coresText(r), r.Client.EngineCPU, cpuPct(r, t))
 	}
 	if cfg.Model != "open" || offered == 0 {
 		switch {
@@ -197,9 +204,13 @@ func Verdict(r Result, cfg Config) (bool, string) {
 	tolerated := (100 - p) / 100
 	material := missed > scheduleSlack || beyond > tolerated
 
+	throttled := ""
+	if t := throttleText(r); t != "" {
+		throttled = "; the client's " + t
+	}
 	switch {
 	case m.LateWake == 0:
-		return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)", 100*behind, cfg.MaxInFlight)
+		return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)%s", 100*behind, cfg.MaxInFlight, throttled)
 	case material && targetsCPU && busy:
 		return false, fmt.Sprintf("%.2f%% of requests were sent late while the in-process target used most of the saturated CPU (%s): the target's saturation, not the client's; their latency includes the delay", 100*missed, cpuText)
 	case material && targetsCPU:
@@ -215,14 +226,68 @@ func Verdict(r Result, cfg Config) (bool, string) {
 		}
 		return false, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself%s, within the %s%% a p%s tolerates (%s); the level is kept and their latency includes the delay", 100*wake, cfg.LateAfter, by, fmtNum(100-p), fmtNum(p), cpuText)
 	}
-	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it); %.2f%% were sent late by the client itself", 100*behind, cfg.MaxInFlight, 100*wake)
+	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it); %.2f%% were sent late by the client itself%s", 100*behind, cfg.MaxInFlight, 100*wake, throttled)
+}
+
+// CPUSaturated reports whether the client's CPU was the limit of its own
+// use (rule 1 above, before the in-process target is told apart): the
+// process used at least cpuBusyShare of the CPU it may use, or the cgroup
+// that sets its quota was throttled in at least throttledBusyShare of the
+// periods in which it had work.
+func (r Result) CPUSaturated() bool {
+	return r.ClientCPU >= 100*cpuBusyShare*r.cpus() || r.Client.Throttling.Share() >= throttledBusyShare
+}
+
+// cpus is the CPU the process may use, in cores: CPUs, or Cores for a
+// result that does not say (one built by hand, or by an older agent).
+func (r Result) cpus() float64 {
+	if r.CPUs > 0 {
+		return r.CPUs
+	}
+	return float64(r.Cores)
+}
+
+// cpuPct prints v, % of one core, to a tenth when the process may use less
+// than a core.
+func cpuPct(r Result, v float64) string {
+	if r.cpus() < 1 {
+		return fmt.Sprintf("%.1f%%", v)
+	}
+	return fmt.Sprintf("%.0f%%", v)
+}
+
+// coresText is the CPU the process may use ("2 cores", "0.2 cores (its
+// cgroup's CPU quota)"), with its cgroup's throttling when there was any.
+func coresText(r Result) string {
+	s := fmtNum(r.cpus()) + " cores"
+	if r.CPUs > 0 && r.CPUs < float64(r.Cores) {
+		s += " (its cgroup's CPU quota)"
+	}
+	if t := throttleText(r); t != "" {
+		s += ", its " + t
+	}
+	return s
+}
+
+// throttleText says how often the cgroup that sets the client's CPU quota
+// was throttled over the measured phase; "" when it was not. Its time is
+// summed over the processors the cgroup was stopped on.
+func throttleText(r Result) string {
+	t := r.Client.Throttling
+	if t.Throttled <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("cgroup was throttled in %d of %d quota periods (%.0f%%; %.1f s throttled, summed over processors, in %.1f s)", t.Throttled, t.Periods, 100*t.Share(), t.Time.Seconds(), t.Wall.Seconds())
 }
 
 // machineText explains a late client whose own CPU use was not saturated
-// when its threads waited for processors: other processes held it up.
+// when its threads waited for processors: other processes held it up. A
+// client its cgroup's quota throttled waited for that, not for other
+// processes (a throttled thread counts as waiting for a processor), and
+// coresText says so instead.
 func machineText(r Result) string {
 	w := r.Client.ProcessorWait
-	if w < processorBusyWait || r.ClientCPU >= 100*cpuBusyShare*float64(r.Cores) {
+	if w < processorBusyWait || r.CPUSaturated() || r.Client.Throttling.Throttled > 0 {
 		return ""
 	}
 	return fmt.Sprintf("; the machine's processors were busy: the client's threads waited %.2f s for one per second of the measured phase, so other work on this machine (the servers beside the client, or anything else) delayed the client's timers", w)

@@ -170,6 +170,7 @@ type ResultMsg struct {
 	Throughput       float64          `json:"throughput"`
 	ClientCPU        float64          `json:"client_cpu"` // % of one core
 	Cores            int              `json:"cores"`
+	CPUSaturated     bool             `json:"cpu_saturated,omitempty"` // load.Result.CPUSaturated (its cgroup's CPU quota counted); older agents leave it false
 	ClientLimited    bool             `json:"client_limited"`
 	Note             string           `json:"note,omitempty"`
 	Interrupted      bool             `json:"interrupted,omitempty"`

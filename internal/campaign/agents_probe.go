@@ -92,7 +92,7 @@ func (w *fleetWindows) RunWindow(ctx context.Context, rate float64, dur time.Dur
 		out.Achieved += r.Throughput
 		// As EngineRunner: the client is the limit only when an agent's
 		// CPU was saturated.
-		if r.ClientLimited && r.ClientCPU >= 90*float64(r.Cores) {
+		if r.ClientLimited && (r.CPUSaturated || r.ClientCPU >= 90*float64(r.Cores)) {
 			out.ClientLimited = true
 		}
 		if r.Note != "" {

@@ -260,7 +260,7 @@ func (a *agentShare) Run(ctx context.Context, start time.Time, send func(agent.I
 	out := agent.ResultMsg{
 		Warmup: totalsOf(res.Warmup), Measured: totalsOf(res.Measured), Unfinished: res.Unfinished,
 		MeasureStartNs: int64(res.MeasureStart), MeasureEndNs: int64(res.MeasureEnd),
-		TargetRate: res.TargetRate, SentRate: res.SentRate, Throughput: res.Throughput, ClientCPU: res.ClientCPU, Cores: res.Cores,
+		TargetRate: res.TargetRate, SentRate: res.SentRate, Throughput: res.Throughput, ClientCPU: res.ClientCPU, Cores: res.Cores, CPUSaturated: res.CPUSaturated(),
 		ClientLimited: res.ClientLimited, Note: res.Note, Interrupted: res.Interrupted, ErrorKinds: res.ErrorKinds, FirstError: res.FirstError,
 		StartSkewNs: int64(skew),
 	}

@@ -86,7 +86,7 @@ func (r *EngineRunner) RunWindow(ctx context.Context, rate float64, dur time.Dur
 	// noise that a percentile above the 98th cannot see. The probe counts
 	// the client as the limit only when its CPU was saturated, and keeps
 	// the engine's sentence as the window's note in every case.
-	out.ClientLimited = res.ClientLimited && res.ClientCPU >= 90*float64(res.Cores)
+	out.ClientLimited = res.ClientLimited && res.CPUSaturated()
 	out.Note = res.Note
 	if secs := (res.MeasureEnd - res.MeasureStart).Seconds(); secs > 0 {
 		out.Offered = float64(res.Measured.Sent()) / secs

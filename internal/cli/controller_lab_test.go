@@ -25,14 +25,7 @@ import (
 // its reason.
 func TestControllerScalesTheAppTierOnALoadStep(t *testing.T) {
 	labtest.Need(t)
-	if _, err := exec.LookPath("postgres"); err != nil {
-		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
-			if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
-				t.Fatal("postgres is not installed (apt-get install postgresql)")
-			}
-			t.Skip("postgres is not installed (apt-get install postgresql)")
-		}
-	}
+	needPostgres(t)
 	r, run, setup, entries := runControllerExample(t, "controller-step.yaml")
 	if setup.Controller != "empirical" || len(setup.Nodes) != 1 || setup.Period != 5*time.Second {
 		t.Errorf("setup: %+v", setup)
@@ -72,6 +65,79 @@ func TestControllerScalesTheAppTierOnALoadStep(t *testing.T) {
 	}
 	if !servedAdd || !servedRemove {
 		t.Errorf("node changes: an added app host that served %v, a removal after the step down %v", servedAdd, servedRemove)
+	}
+	if run.Summary.Completed == 0 {
+		t.Errorf("nothing completed: %+v", run.Summary)
+	}
+}
+
+func needPostgres(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("postgres"); err != nil {
+		if m, _ := filepath.Glob("/usr/lib/postgresql/*/bin/postgres"); len(m) == 0 {
+			if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
+				t.Fatal("postgres is not installed (apt-get install postgresql)")
+			}
+			t.Skip("postgres is not installed (apt-get install postgresql)")
+		}
+	}
+}
+
+// The empirical controller over two tiers
+// (examples/controller-two-tier.yaml): application servers on a whole
+// vCPU in front of a PostgreSQL primary on a tenth of one, whose replicas
+// share the reads. The load steps from 30 to 1,200 req/s of point reads
+// and back; the database node is the designed bottleneck. The controller
+// must grow the database tier first (the horizontal model takes the tier
+// with the highest CPU) within two periods of violations, the replica it
+// adds must serve, and after the step down both tiers must be back at one
+// node. Every decision records both tiers.
+func TestControllerScalesTheDatabaseTierOfTwo(t *testing.T) {
+	labtest.Need(t)
+	needPostgres(t)
+	r, run, setup, entries := runControllerExample(t, "controller-two-tier.yaml")
+	if ts := setup.AllTiers(); len(ts) != 2 || ts[0].Tier != "app" || ts[1].Tier != "db" || len(ts[1].Nodes) != 1 {
+		t.Fatalf("setup tiers: %+v", ts)
+	}
+	ms := run.Summary.MeasureStart
+	stepUp, stepDown := ms.Add(20*time.Second), ms.Add(90*time.Second)
+	added, _, violated := scalingSteps(t, entries, ms)
+	switch {
+	case added == nil:
+		t.Fatal("the controller never added a node")
+	case added.At.Before(stepUp):
+		t.Errorf("the controller added a node at %v, before the step up at %v", added.At, stepUp)
+	case added.Tier != "db" || added.Action != "fallback":
+		t.Errorf("the first node added went to the %s tier by %q; want the database tier by the horizontal model", added.Tier, added.Action)
+	case violated > 2:
+		t.Errorf("the sensitive SLA was violated in %d periods before the controller added a node (at most 2)", violated)
+	}
+	for _, e := range entries {
+		if len(e.Tiers) != 2 {
+			t.Fatalf("decision at %v records %d tiers, want both", e.At, len(e.Tiers))
+		}
+	}
+	final := entries[len(entries)-1].Tiers
+	if final[0].Target != 1 || final[1].Target != 1 {
+		t.Errorf("at the last decision the tiers are %+v; want both back at one node after the step down", final)
+	}
+	changes, err := r.NodeChanges(run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served, gone int
+	for _, c := range changes {
+		t.Logf("node change: %s %s on %s, requested %v, done %v after, %s %s", c.Action, c.Node, c.Host, c.Requested.Sub(ms).Round(time.Millisecond),
+			c.Done.Sub(c.Requested).Round(time.Millisecond), c.Detail, c.Error)
+		if c.Action == "add_node" && c.Served() && strings.HasPrefix(c.Host, "db") {
+			served++
+		}
+		if c.Action == "remove_node" && c.Error == "" && strings.HasPrefix(c.Host, "db") && c.Requested.After(stepDown) {
+			gone++
+		}
+	}
+	if served == 0 || gone != served {
+		t.Errorf("database replicas added that served: %d, removed after the step down: %d; want at least one, all removed", served, gone)
 	}
 	if run.Summary.Completed == 0 {
 		t.Errorf("nothing completed: %+v", run.Summary)
@@ -194,7 +260,7 @@ func scalingSteps(t *testing.T, entries []runlog.Entry, ms time.Time) (added, re
 	t.Helper()
 	for i := range entries {
 		e := &entries[i]
-		t.Logf("%5.0fs  nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
+		t.Logf("%5.0fs  %s nodes %d -> %d  %-10s %-9s sens %.2f util %.2f  %s %s", e.At.Sub(ms).Seconds(), e.Tier, e.Nodes, e.Target, e.Path, e.Action, e.Sensitive, e.Utilisation, e.Reason, e.Error)
 		if e.Reason == "" {
 			t.Errorf("decision at %v has no reason", e.At)
 		}

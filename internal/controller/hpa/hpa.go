@@ -181,8 +181,12 @@ func (a *Autoscaler) Decide(now time.Time, current int, utilisation float64) Dec
 	}
 	if d.Reason == "" {
 		switch {
-		case d.Raw == current:
+		case math.Abs(d.Ratio-1) <= c.Tolerance:
 			d.Reason = fmt.Sprintf("ratio %.2f within tolerance %.2f", d.Ratio, c.Tolerance)
+		case d.Raw == current:
+			// Outside the tolerance, but the ceiling keeps the count
+			// (one replica at 37% against a 60% target: ceil(0.62) = 1).
+			d.Reason = fmt.Sprintf("ceil(%d × %.2f) = %d: no change", current, d.Ratio, d.Raw)
 		case d.Stabilized != d.Raw:
 			d.Reason = fmt.Sprintf("stabilised: recommendation %d held at %d", d.Raw, d.Stabilized)
 		default:

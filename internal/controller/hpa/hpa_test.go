@@ -42,6 +42,10 @@ func TestDocumentedBehaviour(t *testing.T) {
 	// 65/60 = 1.083 is within the 0.1 tolerance: no change; 70/60 is not.
 	run(t, "tolerance", def, []step{{0, 2, 0.65, 2, "tolerance"}, {1, 2, 0.70, 3, "ceil"}})
 
+	// 37/60 = 0.62 is outside the tolerance, but ceil(1 × 0.62) keeps one
+	// replica; the reason must not call it within the tolerance.
+	run(t, "ceiling keeps the count", def, []step{{0, 1, 0.37, 1, "ceil(1 × 0.62) = 1: no change"}})
+
 	// Scale-up policies (Max of +100% and +4 pods per 15 s): from 2,
 	// the limit is max(4, 6) = 6; 5 s later the period still started at 2,
 	// so 6 holds; at 20 s the period starts at 6: max(12, 10) = 12, capped

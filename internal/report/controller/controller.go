@@ -115,7 +115,7 @@ func compareTable(j elasticityjudge.Judged) *page.Table {
 		Source: "per controller, the mean (and min – max) over its completed runs of: SLA satisfaction = share of the measured phase's requests answered within the normal threshold (failed and dropped ones are not); " +
 			"cost = Σ over measured seconds of every lab host's hourly price in force / 3600; profit = revenue under analysis.plan's SLA steps − cost; actions = decisions that changed the node count without error; " +
 			"BUNGEE (Herbst et al.): accuracy = mean share of the nodes demanded (⌈offered req/s / node capacity⌉) missing (under) or in excess (over) per second, timeshare = share of seconds under- or over-provisioned, " +
-			"jitter = (supply changes − demand changes) per minute; supply = the tier's nodes serving (an added node from when it served, a removed one until its removal was asked for); "+
+			"jitter = (supply changes − demand changes) per minute; supply = the tier's nodes serving (an added node from when it served, a removed one until its removal was asked for); " +
 			"a controller of several tiers is judged per tier with a node capacity, and its BUNGEE metrics are the tiers' mean",
 		Columns: []page.Column{{Title: "Controller"}, {Title: "Runs"}, {Title: "SLA satisfaction", Unit: "%"}, {Title: "Cost", Unit: "$"}}}
 	if anyPriced {

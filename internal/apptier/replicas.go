@@ -20,6 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/headroom-dev/headroom/internal/rotation"
 	"github.com/headroom-dev/headroom/internal/target"
 )
 
@@ -30,11 +31,10 @@ import (
 // scans round-robin over the replicas. Writes never go to a replica.
 //
 // The request path takes no lock and allocates nothing to choose a
-// replica: the set is an atomic pointer to a slice nobody changes once it
-// is published, and the turn is one atomic counter. A new list replaces
-// the slice whole; a replica no longer listed is marked retired after the
-// swap, and its pool is closed once the requests that chose it before the
-// swap have finished (see pickReplica for why none can start after).
+// replica (internal/rotation). A new list replaces the set whole; a
+// replica no longer listed is retired after the swap, and its pool is
+// closed once the reads that chose it before the swap have finished
+// (internal/rotation says why none can start after).
 
 // replica is one read replica an application server reads from.
 type replica struct {
@@ -42,41 +42,15 @@ type replica struct {
 	db   *sql.DB
 	st   *statements // reads and scans only
 
-	// inflight counts the reads that chose this replica and have not
-	// finished; retired is set once it left the set.
-	inflight atomic.Int64
-	retired  atomic.Bool
-	reads    atomic.Uint64 // reads it answered (any outcome but a retry)
+	// Member counts the reads that chose this replica and have not
+	// finished, and marks it once it left the set (internal/rotation).
+	rotation.Member
+	reads atomic.Uint64 // reads it answered (any outcome but a retry)
 }
 
 // replicaDrain bounds how long a replica that left the set keeps its pool
 // for the reads still running on it.
 var replicaDrain = 30 * time.Second
-
-// pickReplica is the next replica in turn, or nil when there is none (the
-// primary serves the read). The caller must call release when its read is
-// over. A read counts itself in flight before it checks the retired mark,
-// and setReplicas publishes the new set before it sets the mark and then
-// reads the count (all sequentially consistent atomics): either the read
-// sees the mark and takes the next replica of the new set, or the drain
-// sees the read and waits for it.
-func (s *Server) pickReplica() *replica {
-	for {
-		p := s.replicas.Load()
-		if p == nil || len(*p) == 0 {
-			return nil
-		}
-		set := *p
-		r := set[(s.turn.Add(1)-1)%uint64(len(set))]
-		r.inflight.Add(1)
-		if !r.retired.Load() {
-			return r
-		}
-		r.inflight.Add(-1)
-	}
-}
-
-func (r *replica) release() { r.inflight.Add(-1) }
 
 // query runs a read (scan false) or a scan on the next replica, or on the
 // primary's statements st when there is no replica, and writes the rows to
@@ -84,12 +58,12 @@ func (r *replica) release() { r.inflight.Add(-1) }
 // stopped, the connection broke) costs the read a second try on the
 // primary, not a failure.
 func (s *Server) query(ctx context.Context, st *statements, req *request, out *bytes.Buffer, scan bool) (int, error) {
-	if r := s.pickReplica(); r != nil {
+	if r, ok := s.replicas.Pick(); ok {
 		// A request that read the primary's statements before a
 		// prepare with fewer fields may meet a replica of the new table.
 		if req.field < len(r.st.readField) {
 			n, err := runQuery(ctx, r.st, req, out, scan)
-			r.release()
+			r.Release()
 			if err == nil || ctx.Err() != nil || !replicaGone(err) {
 				r.reads.Add(1)
 				return n, err
@@ -97,7 +71,7 @@ func (s *Server) query(ctx context.Context, st *statements, req *request, out *b
 			out.Reset()
 			s.retried.Add(1)
 		} else {
-			r.release()
+			r.Release()
 		}
 	}
 	s.primaryReads.Add(1)
@@ -215,10 +189,7 @@ func (s *Server) setReplicasHTTP(w http.ResponseWriter, r *http.Request) {
 // for a table of fields fields. When a new replica cannot be reached the
 // set stays as it was.
 func (s *Server) setReplicas(ctx context.Context, addrs []string, fields int) error {
-	var old []*replica
-	if p := s.replicas.Load(); p != nil {
-		old = *p
-	}
+	old := s.replicas.Load()
 	next := make([]*replica, 0, len(addrs))
 	var opened []*replica
 	for _, a := range addrs {
@@ -236,7 +207,7 @@ func (s *Server) setReplicas(ctx context.Context, addrs []string, fields int) er
 		opened = append(opened, r)
 		next = append(next, r)
 	}
-	s.replicas.Store(&next)
+	s.replicas.Store(next)
 	var gone []*replica
 	for _, r := range old {
 		if findReplica(next, r.addr) == nil {
@@ -281,11 +252,11 @@ func (s *Server) openReplica(ctx context.Context, addr string, fields int) (*rep
 // up to replicaDrain, or ctx's end) and closes their pools.
 func retire(ctx context.Context, gone []*replica) {
 	for _, r := range gone {
-		r.retired.Store(true)
+		r.Retire()
 	}
 	deadline := time.Now().Add(replicaDrain)
 	for _, r := range gone {
-		for r.inflight.Load() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		for r.InFlight() > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
 			time.Sleep(2 * time.Millisecond)
 		}
 		r.close()
@@ -300,10 +271,7 @@ func (r *replica) close() {
 // dropReplicas empties the replica set (s.mu held): reads go to the
 // primary, and every replica's pool closes once its reads are over.
 func (s *Server) dropReplicas(ctx context.Context) {
-	p := s.replicas.Swap(nil)
-	if p != nil {
-		retire(ctx, *p)
-	}
+	retire(ctx, s.replicas.Swap(nil))
 }
 
 // replicasHTTP is GET /admin/replicas: the reads each replica in the set
@@ -311,10 +279,8 @@ func (s *Server) dropReplicas(ctx context.Context) {
 // after their replica went away.
 func (s *Server) replicasHTTP(w http.ResponseWriter, _ *http.Request) {
 	var b strings.Builder
-	if p := s.replicas.Load(); p != nil {
-		for _, r := range *p {
-			fmt.Fprintf(&b, "%s\t%d\n", r.addr, r.reads.Load())
-		}
+	for _, r := range s.replicas.Load() {
+		fmt.Fprintf(&b, "%s\t%d\n", r.addr, r.reads.Load())
 	}
 	fmt.Fprintf(&b, "primary\t%d\nretried\t%d\n", s.primaryReads.Load(), s.retried.Load())
 	io.WriteString(w, b.String())

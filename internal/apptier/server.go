@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/rotation"
 	"github.com/headroom-dev/headroom/internal/target"
 )
 
@@ -26,10 +27,8 @@ type Server struct {
 	stmts  atomic.Pointer[statements]
 	mu     sync.Mutex // serialises prepare and changes of the replica set
 
-	// replicas is the read replicas' set (replicas.go): an immutable
-	// slice replaced whole; turn chooses the next.
-	replicas     atomic.Pointer[[]*replica]
-	turn         atomic.Uint64
+	// replicas is the read replicas' set (replicas.go), in turn.
+	replicas     rotation.Set[*replica]
 	primaryReads atomic.Uint64 // reads and scans the primary answered
 	retried      atomic.Uint64 // of those, retries after a replica went away
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/apptier"
 	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/rotation"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/workload"
@@ -71,7 +72,6 @@ type Target struct {
 	dir       string                  // the application servers' logs
 	transport *http.Transport
 	client    *http.Client
-	next      atomic.Uint64
 	fields    atomic.Int64 // of the prepared table
 
 	// all is every application server running, in start order; rot is
@@ -80,7 +80,7 @@ type Target struct {
 	// under scale, so that pick reads them without a lock or an
 	// allocation.
 	all atomic.Pointer[[]*appServer]
-	rot atomic.Pointer[[]*appServer]
+	rot rotation.Set[*appServer]
 	// scale serialises changes of the set of servers and of their state
 	// (AddNode, RemoveNode, StartServer, Prepare, Close).
 	scale   sync.Mutex
@@ -102,10 +102,9 @@ type appServer struct {
 	place *deploy.Placement
 	log   string
 
-	// inflight counts the requests that picked this server and have not
-	// finished; retired is set once it left the rotation (see pick).
-	inflight atomic.Int64
-	retired  atomic.Bool
+	// Member counts the requests that picked this server and have not
+	// finished, and marks it once it left the rotation (internal/rotation).
+	rotation.Member
 	answered atomic.Uint64 // requests it answered (any status)
 
 	mu     sync.Mutex
@@ -172,7 +171,7 @@ func Open(ctx context.Context, opts Options, env registry.Env) (_ *Target, err e
 			return nil, err
 		}
 	}
-	t.rot.Store(&apps)
+	t.rot.Store(apps)
 	return t, nil
 }
 
@@ -294,10 +293,7 @@ func (t *Target) servers() []*appServer {
 
 // serving is the servers in the round-robin rotation.
 func (t *Target) serving() []*appServer {
-	if p := t.rot.Load(); p != nil {
-		return *p
-	}
-	return nil
+	return t.rot.Load()
 }
 
 // start runs one application server (again). Its database URL is in its
@@ -445,28 +441,12 @@ func (t *Target) post(ctx context.Context, a *appServer, path string, body []byt
 }
 
 // pick is the next application server in the rotation, round-robin over
-// all requests; the caller must release it when its request is over.
-// Counting the request in flight before checking that the server is still
-// in the rotation, while RemoveNode marks it retired before it reads the
-// count (both sequentially consistent atomics), means either pick sees the
-// mark and takes the next server, or RemoveNode sees the request and
-// waits for it.
+// all requests; the caller must Release it when its request is over. The
+// rotation is never empty: RemoveNode keeps its last server.
 func (t *Target) pick() *appServer {
-	for {
-		apps := *t.rot.Load()
-		a := apps[(t.next.Add(1)-1)%uint64(len(apps))]
-		a.inflight.Add(1)
-		if !a.retired.Load() {
-			return a
-		}
-		// The rotation was replaced before the mark was set: the next
-		// load sees the new one.
-		a.inflight.Add(-1)
-	}
+	a, _ := t.rot.Pick()
+	return a
 }
-
-// release ends a request that pick gave this server.
-func (a *appServer) release() { a.inflight.Add(-1) }
 
 // NewClient returns a request slot; all share the HTTP connection pool.
 func (t *Target) NewClient(ctx context.Context) (target.Client, error) {

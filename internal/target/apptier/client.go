@@ -73,7 +73,7 @@ func (c *client) Do(ctx context.Context, op *workload.Op) error {
 	c.sent.Wait()
 	var err error
 	if c.body, err = apptier.AppendValues(c.body[:0], vals); err != nil {
-		a.release()
+		a.Release()
 		return err
 	}
 	return c.t.send(ctx, a, method, string(c.path), c.reqBody())
@@ -156,7 +156,7 @@ func appendQueryEscape(dst, s []byte) []byte {
 // turns the outcome into the target's errors: 404 is a missing record,
 // other failures carry the server's error kind. A body is always closed.
 func (t *Target) send(ctx context.Context, a *appServer, method, u string, body *sentBody) error {
-	defer a.release()
+	defer a.Release()
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		if body != nil {

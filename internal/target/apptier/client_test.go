@@ -28,7 +28,7 @@ func testTarget(rt http.RoundTripper) *Target {
 	t := &Target{client: &http.Client{Transport: rt}}
 	apps := []*appServer{newApp("app1", "10.0.0.1", 8080, nil)}
 	t.setServers(apps)
-	t.rot.Store(&apps)
+	t.rot.Store(apps)
 	return t
 }
 

@@ -10,9 +10,6 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/infra"
-	"github.com/headroom-dev/headroom/internal/infra/labinfra"
-	"github.com/headroom-dev/headroom/internal/lab"
-	"github.com/headroom-dev/headroom/internal/target/registry"
 )
 
 // xactCommits is the workload database's committed transactions on a
@@ -55,35 +52,8 @@ func growsBy(f func() int64, n int64, limit time.Duration) int64 {
 // primary, without a request failing either time; Close removes it all.
 func TestLabAddAndRemoveDBReplica(t *testing.T) {
 	needLab(t)
-	const name = "t-apptier-dbscale"
-	lab.Down(name)
-	p, err := labinfra.FromDefinition(&lab.Definition{Hosts: []lab.HostSpec{
-		{Name: "app1", Type: "medium"},
-		{Name: "db", Type: "medium"},
-	}}, name, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, env := scaleLab(t, "t-apptier-dbscale", "db")
 	ctx := context.Background()
-	if _, err := p.Up(ctx, infra.UpOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Down(); err != nil {
-			t.Error(err)
-		}
-	})
-	env := registry.Env{
-		Dir: searchableDir(t),
-		Lab: func(host string) (*deploy.Placement, error) {
-			h, err := p.Hosts().Get(host)
-			if err != nil {
-				return nil, err
-			}
-			return deploy.On(h), nil
-		},
-		Hosts: func() []string { return p.Hosts().Names() },
-	}
 	o := defaultOptions()
 	o.App.Hosts, o.App.Pool = []string{"app1"}, 4
 	o.DB.Cluster = &deploy.Cluster{Nodes: 1, Hosts: "db"}

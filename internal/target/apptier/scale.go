@@ -95,7 +95,7 @@ func (t *Target) AddNode(ctx context.Context, host string) (deploy.NodeChange, e
 		return fail(err)
 	}
 	rot := append(slices.Clone(t.serving()), a)
-	t.rot.Store(&rot)
+	t.rot.Store(rot)
 	ch.Done = time.Now()
 	ch.Detail = fmt.Sprintf("application server %s at %s answering after %v, in the rotation after %v; %d in the rotation now",
 		a.name, a.addr, ch.Started.Sub(ch.Requested).Round(time.Millisecond), ch.Done.Sub(ch.Requested).Round(time.Millisecond), len(rot))
@@ -167,9 +167,9 @@ func (t *Target) RemoveNode(ctx context.Context, node string) (deploy.NodeChange
 	if len(rot) == 0 {
 		return fail(fmt.Errorf("%s is the tier's last application server, and the load needs one; add another before removing it", a.name))
 	}
-	// Out of the rotation, then marked: see pick.
-	t.rot.Store(&rot)
-	a.retired.Store(true)
+	// Out of the rotation, then marked, then drained (internal/rotation).
+	t.rot.Store(rot)
+	a.Retire()
 	ch.Started = time.Now()
 	left := t.drain(ctx, a)
 	a.stop()
@@ -200,7 +200,7 @@ func (t *Target) drain(ctx context.Context, a *appServer) drained {
 	start := time.Now()
 	deadline := start.Add(limit)
 	for {
-		n := a.inflight.Load()
+		n := a.InFlight()
 		if n <= 0 || !time.Now().Before(deadline) || ctx.Err() != nil {
 			return drained{waited: time.Since(start).Round(time.Millisecond), n: max(n, 0)}
 		}

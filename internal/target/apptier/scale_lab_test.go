@@ -21,35 +21,8 @@ import (
 // request failing before its host is released.
 func TestLabAddAndRemoveAppServer(t *testing.T) {
 	needLab(t)
-	const name = "t-apptier-scale"
-	lab.Down(name)
-	p, err := labinfra.FromDefinition(&lab.Definition{Hosts: []lab.HostSpec{
-		{Name: "app1", Type: "medium"},
-		{Name: "db1", Type: "medium"},
-	}}, name, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, env := scaleLab(t, "t-apptier-scale", "db1")
 	ctx := context.Background()
-	if _, err := p.Up(ctx, infra.UpOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := p.Down(); err != nil {
-			t.Error(err)
-		}
-	})
-	env := registry.Env{
-		Dir: searchableDir(t),
-		Lab: func(host string) (*deploy.Placement, error) {
-			h, err := p.Hosts().Get(host)
-			if err != nil {
-				return nil, err
-			}
-			return deploy.On(h), nil
-		},
-		Hosts: func() []string { return p.Hosts().Names() },
-	}
 	o := defaultOptions()
 	o.App.Hosts, o.App.Pool, o.DB.Host = []string{"app1"}, 4, "db1"
 	if err := validate(o); err != nil {
@@ -108,4 +81,39 @@ func TestLabAddAndRemoveAppServer(t *testing.T) {
 	if got := nodeNames(t, tgt, true); !slices.Equal(got, []string{"app1"}) {
 		t.Fatalf("nodes %v after removing app2", got)
 	}
+}
+
+// scaleLab brings up a lab named name of two medium hosts, app1 and
+// dbHost, which the test's cleanup takes down, and the target's
+// environment on it.
+func scaleLab(t *testing.T, name, dbHost string) (*labinfra.Provider, registry.Env) {
+	t.Helper()
+	lab.Down(name)
+	p, err := labinfra.FromDefinition(&lab.Definition{Hosts: []lab.HostSpec{
+		{Name: "app1", Type: "medium"},
+		{Name: dbHost, Type: "medium"},
+	}}, name, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Up(context.Background(), infra.UpOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := p.Down(); err != nil {
+			t.Error(err)
+		}
+	})
+	env := registry.Env{
+		Dir: searchableDir(t),
+		Lab: func(host string) (*deploy.Placement, error) {
+			h, err := p.Hosts().Get(host)
+			if err != nil {
+				return nil, err
+			}
+			return deploy.On(h), nil
+		},
+		Hosts: func() []string { return p.Hosts().Names() },
+	}
+	return p, env
 }

@@ -201,7 +201,7 @@ func TestAddAndRemoveLocalServerUnderLoad(t *testing.T) {
 	default:
 		t.Fatal("local2's process still runs after RemoveNode")
 	}
-	if n := added.inflight.Load(); n != 0 {
+	if n := added.InFlight(); n != 0 {
 		t.Fatalf("%d requests in flight on the removed server", n)
 	}
 	before := load.ok.Load()
@@ -246,20 +246,20 @@ func TestPickSkipsRetiredServerWithoutAllocating(t *testing.T) {
 	tgt := testTarget(nil)
 	apps := append(tgt.servers(), newApp("app2", "10.0.0.2", 8080, nil))
 	tgt.setServers(apps)
-	tgt.rot.Store(&apps)
-	if n := testing.AllocsPerRun(100, func() { tgt.pick().release() }); n != 0 {
+	tgt.rot.Store(apps)
+	if n := testing.AllocsPerRun(100, func() { tgt.pick().Release() }); n != 0 {
 		t.Fatalf("pick allocates %v times", n)
 	}
 	// The rotation as a slot read it just before app2 left: app2 is
 	// marked retired, so pick passes it over.
-	apps[1].retired.Store(true)
+	apps[1].Retire()
 	seen := map[string]int{}
 	for range 10 {
 		a := tgt.pick()
 		seen[a.name]++
-		a.release()
+		a.Release()
 	}
-	if seen["app1"] != 10 || apps[1].inflight.Load() != 0 || apps[0].inflight.Load() != 0 {
-		t.Fatalf("picked %v; in flight %d, %d", seen, apps[0].inflight.Load(), apps[1].inflight.Load())
+	if seen["app1"] != 10 || apps[1].InFlight() != 0 || apps[0].InFlight() != 0 {
+		t.Fatalf("picked %v; in flight %d, %d", seen, apps[0].InFlight(), apps[1].InFlight())
 	}
 }

@@ -75,11 +75,16 @@ type faultRecord struct {
 	Host   string `json:"host,omitempty"`
 	Detail string `json:"detail"`
 	Error  string `json:"error,omitempty"`
+	// Took is how long applying the event took; the event's time is when
+	// it began.
+	Took string `json:"took,omitempty"`
 }
 
 // startEvents applies the spec's events at their offsets from measureAt
 // (the start of the run's measured phase) until stop is called. Each one
-// is recorded as a fault event when it happens.
+// is recorded as a fault event at the moment it began: a server's start
+// returns once the server is ready, and the clients' first successes may
+// come before that, so the end of an outage must not be dated by it.
 func (ex *executor) startEvents(ctx context.Context, id int64, measureAt time.Time) (stop func()) {
 	if len(ex.s.Events) == 0 {
 		return func() {}
@@ -110,6 +115,7 @@ func (ex *executor) startEvents(ctx context.Context, id int64, measureAt time.Ti
 }
 
 func (ex *executor) applyEvent(ctx context.Context, id int64, e infra.Event) {
+	began := time.Now()
 	var detail string
 	var err error
 	switch {
@@ -136,13 +142,13 @@ func (ex *executor) applyEvent(ctx context.Context, id int64, e infra.Event) {
 	if e.Action == lab.ActKill {
 		ex.killed = true
 	}
-	rec := faultRecord{At: e.At.String(), Action: e.Action, Host: e.Host, Detail: detail}
+	now := time.Now()
+	rec := faultRecord{At: e.At.String(), Action: e.Action, Host: e.Host, Detail: detail, Took: now.Sub(began).Round(time.Millisecond).String()}
 	if err != nil {
 		rec.Error = err.Error()
 	}
 	b, _ := json.Marshal(rec)
-	now := time.Now()
-	_ = ex.st.AddEvent(store.Event{RunID: id, Time: now, Kind: eventFault, Detail: string(b)})
+	_ = ex.st.AddEvent(store.Event{RunID: id, Time: began, Kind: eventFault, Detail: string(b)})
 	if err == nil && !isNodeEvent(e) {
 		_ = ex.setup.recordLimits(now, e.Action)
 	}

@@ -97,11 +97,16 @@ func TestClusterReadFromReplicasAddRemove(t *testing.T) {
 
 	var ops map[workload.OpType]int64
 	var kinds map[string]int64
+	// The load runs until a second after both changes: on a slow machine
+	// the base backup alone took over 3 s, and a fixed 4 s of load had
+	// ended before node4 could serve a read.
+	loadCtx, endLoad := context.WithCancel(ctx)
+	defer endLoad()
 	var ran sync.WaitGroup
 	ran.Add(1)
 	go func() {
 		defer ran.Done()
-		ops, kinds = runClusterLoad(t, c, gen, 4*time.Second)
+		ops, kinds = runClusterLoad(loadCtx, t, c, gen, 2*time.Minute)
 	}()
 	time.Sleep(time.Second)
 	add, err := c.AddNode(ctx, "")
@@ -114,6 +119,8 @@ func TestClusterReadFromReplicasAddRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("remove_node under load: %s", rm.Detail)
+	time.Sleep(time.Second)
+	endLoad()
 	ran.Wait()
 	reads, updates := ops[workload.Read], ops[workload.Update]
 	if len(kinds) > 0 || reads < 1000 || updates == 0 {
@@ -165,13 +172,13 @@ func serverTimes(t *testing.T, tg target.ServerTimer) map[string]target.ServerTi
 
 // runClusterLoad drives the target closed-loop with 6 clients for measure
 // and returns the requests done per operation and the errors by kind.
-func runClusterLoad(t *testing.T, tg target.Target, gen *workload.Generator, measure time.Duration) (map[workload.OpType]int64, map[string]int64) {
+func runClusterLoad(ctx context.Context, t *testing.T, tg target.Target, gen *workload.Generator, measure time.Duration) (map[workload.OpType]int64, map[string]int64) {
 	cfg := load.Config{Model: "closed", Clients: 6, Timeout: 5 * time.Second, Measure: measure, Interval: 500 * time.Millisecond,
 		Seed: 1, Ops: []workload.OpType{workload.Read, workload.Update}}
 	var mu sync.Mutex
 	kinds := map[string]int64{}
 	ops := map[workload.OpType]int64{}
-	_, err := load.Run(context.Background(), cfg, tg, gen, func(tk load.Tick) error {
+	_, err := load.Run(ctx, cfg, tg, gen, func(tk load.Tick) error {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, st := range tk.Stats {

@@ -104,14 +104,7 @@ func testServer(t *testing.T, dsn string) {
 	defer hs.Close()
 	call := func(method, path, body string) (int, string, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b), resp.Header.Get(KindHeader)
+		return httpCall(t, hs.URL, method, path, body)
 	}
 	if code, body, _ := call("GET", PathRead+"?key=user1", ""); code != http.StatusConflict || !strings.Contains(body, "not prepared") {
 		t.Fatalf("read before prepare: %d %q", code, body)
@@ -249,4 +242,18 @@ func startedOrSkip(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// httpCall sends one request to the server at base and returns its
+// status, its body and its error-kind header.
+func httpCall(t *testing.T, base, method, path, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header.Get(KindHeader)
 }

@@ -72,14 +72,8 @@ func TestServerReadsFromReplicas(t *testing.T) {
 	defer hs.Close()
 	call := func(method, path, body string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(method, hs.URL+path, strings.NewReader(body))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		code, b, _ := httpCall(t, hs.URL, method, path, body)
+		return code, b
 	}
 	if code, body := call("POST", PathReplicas, r1); code != http.StatusConflict || !strings.Contains(body, "not prepared") {
 		t.Fatalf("replicas before prepare: %d %q", code, body)

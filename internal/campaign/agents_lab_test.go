@@ -162,11 +162,28 @@ wait:
 		k := key{a.Phase, a.Op, a.Start.UnixNano()}
 		byKey[k] = append(byKey[k], a)
 	}
+	// Every interval has both agents' rows; a (phase, op) pair within it
+	// may have only one agent's, as when a warmup request of one agent
+	// completed in the first measured interval (a request keeps the
+	// phase it was intended in) and none of the other's did.
+	agentsAt := map[int64]map[string]bool{}
+	for _, a := range per {
+		s := a.Start.UnixNano()
+		if agentsAt[s] == nil {
+			agentsAt[s] = map[string]bool{}
+		}
+		agentsAt[s][a.Agent] = true
+	}
 	var offered int64
+	rows := 0
 	for _, m := range merged {
+		if n := len(agentsAt[m.Start.UnixNano()]); n != 2 {
+			t.Errorf("run 1 interval %v: %d agents' intervals, want 2", m.Start, n)
+		}
 		parts := byKey[key{m.Phase, m.Op, m.Start.UnixNano()}]
-		if len(parts) != 2 {
-			t.Errorf("run 1 %s %s %v: %d agents' intervals, want 2", m.Phase, m.Op, m.Start, len(parts))
+		rows += len(parts)
+		if len(parts) == 0 || len(parts) > 2 {
+			t.Errorf("run 1 %s %s %v: %d agents' intervals, want 1 or 2", m.Phase, m.Op, m.Start, len(parts))
 			continue
 		}
 		// An independent merge: every value of every agent's histogram
@@ -194,6 +211,9 @@ wait:
 		if m.Phase == "measure" {
 			offered += m.Count + m.Errors + m.Dropped
 		}
+	}
+	if rows != len(per) {
+		t.Errorf("run 1: %d agents' interval rows, %d of them in a merged interval", len(per), rows)
 	}
 	rate := float64(offered) / 6
 	t.Logf("run 1: %d merged intervals, offered %.1f req/s of 400 (%s)", len(merged), rate, r1.Summary.ClientNote)

@@ -25,11 +25,12 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/headroom-dev/headroom/internal/cgroupself"
 )
 
 // LoadPercent is the GOGC of a load-driving process: a cycle when the heap
@@ -128,37 +129,15 @@ func memTotal(file string) (int64, error) {
 // means none); v2: the "0::" line and memory.max ("max" means none). A
 // level without the file sets no limit.
 func (f procFS) cgroupLimit() (int64, error) {
-	b, err := os.ReadFile(filepath.Join(f.proc, "self", "cgroup"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
+	m, err := cgroupself.Read(f.proc)
 	if err != nil {
 		return 0, err
 	}
-	var v1, v2 string
-	for _, line := range strings.Split(string(b), "\n") {
-		id, rest, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		ctrls, p, ok := strings.Cut(rest, ":")
-		if !ok {
-			return 0, fmt.Errorf("/proc/self/cgroup: malformed line %q", line)
-		}
-		if id == "0" && ctrls == "" {
-			v2 = p
-		}
-		for _, c := range strings.Split(ctrls, ",") {
-			if c == "memory" {
-				v1 = p
-			}
-		}
+	if p, ok := m.V1("memory"); ok {
+		return smallest(filepath.Join(f.cgroup, "memory"), p, "memory.limit_in_bytes")
 	}
-	switch {
-	case v1 != "":
-		return smallest(filepath.Join(f.cgroup, "memory"), v1, "memory.limit_in_bytes")
-	case v2 != "":
-		return smallest(f.cgroup, v2, "memory.max")
+	if p, ok := m.V2(); ok {
+		return smallest(f.cgroup, p, "memory.max")
 	}
 	return 0, nil
 }
@@ -166,33 +145,32 @@ func (f procFS) cgroupLimit() (int64, error) {
 // smallest reads file in cgroup p and in each of its parents under mount
 // and keeps the smallest limit.
 func smallest(mount, p, file string) (int64, error) {
-	if !strings.HasPrefix(p, "/") {
-		return 0, fmt.Errorf("/proc/self/cgroup: cgroup path %q is not absolute", p)
+	dirs, err := cgroupself.Up(mount, p)
+	if err != nil {
+		return 0, err
 	}
 	var least int64
-	for p = path.Clean(p); ; p = path.Dir(p) {
-		name := filepath.Join(mount, p, file)
+	for _, dir := range dirs {
+		name := filepath.Join(dir, file)
 		b, err := os.ReadFile(name)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-		case err != nil:
-			return 0, err
-		default:
-			s := strings.TrimSpace(string(b))
-			if s != "max" {
-				v, err := strconv.ParseInt(s, 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("%s: %q is not a size", name, s)
-				}
-				// cgroup v1 writes "no limit" as the largest page-aligned
-				// int64.
-				if v > 0 && v < math.MaxInt64/2 && (least == 0 || v < least) {
-					least = v
-				}
-			}
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-		if p == "/" {
-			return least, nil
+		if err != nil {
+			return 0, err
+		}
+		s := strings.TrimSpace(string(b))
+		if s == "max" {
+			continue
+		}
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a size", name, s)
+		}
+		// cgroup v1 writes "no limit" as the largest page-aligned int64.
+		if v > 0 && v < math.MaxInt64/2 && (least == 0 || v < least) {
+			least = v
 		}
 	}
+	return least, nil
 }

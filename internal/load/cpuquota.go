@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/headroom-dev/headroom/internal/cgroupself"
 )
 
 // A load agent on a lab host runs in a cgroup whose CPU quota may be a
@@ -60,47 +61,21 @@ type cpuQuota struct {
 // cgroups, or without the cpu controller, has none; an error means a file
 // that should say what the limit is could not be read or parsed.
 func (c cgroupFS) readCPUQuota() (cpuQuota, error) {
-	b, err := os.ReadFile(filepath.Join(c.proc, "self", "cgroup"))
+	m, err := cgroupself.Read(c.proc)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return cpuQuota{}, nil
-		}
 		return cpuQuota{}, err
 	}
-	var v1, v2 string
-	haveV1, haveV2 := false, false
-	for _, line := range strings.Split(string(b), "\n") {
-		// hierarchy-ID:controller-list:cgroup-path; the path may contain ':'.
-		id, rest, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		ctrls, p, ok := strings.Cut(rest, ":")
-		if !ok {
-			return cpuQuota{}, fmt.Errorf("/proc/self/cgroup: malformed line %q", line)
-		}
-		if id == "0" && ctrls == "" {
-			v2, haveV2 = p, true
-			continue
-		}
-		for _, ctrl := range strings.Split(ctrls, ",") {
-			if ctrl == "cpu" {
-				v1, haveV1 = p, true
-			}
-		}
-	}
-	switch {
-	case haveV1:
-		// A controller bound to v1 is absent from v2 (hybrid systems).
-		for _, m := range []string{"cpu,cpuacct", "cpu"} {
-			mount := filepath.Join(c.cgroup, m)
+	if p, ok := m.V1("cpu"); ok {
+		for _, name := range []string{"cpu,cpuacct", "cpu"} {
+			mount := filepath.Join(c.cgroup, name)
 			if st, err := os.Stat(mount); err == nil && st.IsDir() {
-				return walkQuota(mount, v1, readV1Quota, false)
+				return walkQuota(mount, p, readV1Quota, false)
 			}
 		}
 		return cpuQuota{}, fmt.Errorf("the cgroup v1 cpu hierarchy is not mounted at %s/cpu,cpuacct or %s/cpu", c.cgroup, c.cgroup)
-	case haveV2:
-		return walkQuota(c.cgroup, v2, readV2Quota, true)
+	}
+	if p, ok := m.V2(); ok {
+		return walkQuota(c.cgroup, p, readV2Quota, true)
 	}
 	return cpuQuota{}, nil
 }
@@ -108,12 +83,12 @@ func (c cgroupFS) readCPUQuota() (cpuQuota, error) {
 // walkQuota reads the quota of cgroup p and of each of its parents under
 // mount, and keeps the smallest.
 func walkQuota(mount, p string, read func(dir string) (float64, error), v2 bool) (cpuQuota, error) {
-	if !strings.HasPrefix(p, "/") {
-		return cpuQuota{}, fmt.Errorf("/proc/self/cgroup: cgroup path %q is not absolute", p)
+	dirs, err := cgroupself.Up(mount, p)
+	if err != nil {
+		return cpuQuota{}, err
 	}
 	var q cpuQuota
-	for p = path.Clean(p); ; p = path.Dir(p) {
-		dir := filepath.Join(mount, p)
+	for _, dir := range dirs {
 		c, err := read(dir)
 		if err != nil {
 			return cpuQuota{}, err
@@ -121,10 +96,8 @@ func walkQuota(mount, p string, read func(dir string) (float64, error), v2 bool)
 		if c > 0 && (q.cores == 0 || c < q.cores) {
 			q = cpuQuota{cores: c, stat: filepath.Join(dir, "cpu.stat"), v2: v2}
 		}
-		if p == "/" {
-			return q, nil
-		}
 	}
+	return q, nil
 }
 
 // readV1Quota is the cgroup v1 quota at dir in cores; 0 for none.

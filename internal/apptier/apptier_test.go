@@ -10,13 +10,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 )
 
 func TestBurnSpendsThreadCPU(t *testing.T) {
@@ -81,10 +81,10 @@ func TestParseArgs(t *testing.T) {
 // URL.
 func startDB(t *testing.T, r deploy.Recipe, scheme string) string {
 	t.Helper()
-	base := serverDir(t)
+	base := labtest.SearchableDir(t)
 	ctx := context.Background()
 	inst, err := deploy.Start(ctx, r, filepath.Join(base, r.Kind()), deploy.Managed{Settings: map[string]string{}})
-	startedOrSkip(t, err)
+	labtest.StartedOrSkip(t, err)
 	t.Cleanup(func() { inst.Remove(context.Background()) })
 	u := url.URL{Scheme: scheme, User: url.UserPassword(inst.User, inst.Password), Host: inst.Addr(), Path: "/" + inst.Database}
 	return u.String()
@@ -214,34 +214,6 @@ func TestServeStopsCleanlyWithRequestInFlight(t *testing.T) {
 		t.Errorf("Serve returned %v after a stop with a request in flight; want nil", err)
 	}
 	<-answered
-}
-
-// serverDir is a temporary directory a server running as another user
-// can reach.
-func serverDir(t *testing.T) string {
-	t.Helper()
-	base := t.TempDir()
-	for _, p := range []string{filepath.Dir(base), base} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return base
-}
-
-// startedOrSkip fails the test when a server did not start, or skips it
-// when the server is not installed, unless HEADROOM_REQUIRE_SERVERS=1.
-func startedOrSkip(t *testing.T, err error) {
-	t.Helper()
-	if errors.Is(err, deploy.ErrMissingBinary) {
-		if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // httpCall sends one request to the server at base and returns its

@@ -16,15 +16,16 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 )
 
 // startCluster runs a private PostgreSQL primary with replicas-1... on
 // this machine for the test: nodes in all, the primary first.
 func startCluster(t *testing.T, nodes int) *deploy.PostgresCluster {
 	t.Helper()
-	pc, err := deploy.StartPostgresCluster(context.Background(), filepath.Join(serverDir(t), "pg"),
+	pc, err := deploy.StartPostgresCluster(context.Background(), filepath.Join(labtest.SearchableDir(t), "pg"),
 		deploy.Managed{Settings: map[string]string{}, Cluster: &deploy.Cluster{Nodes: nodes}})
-	startedOrSkip(t, err)
+	labtest.StartedOrSkip(t, err)
 	t.Cleanup(func() { pc.Remove(context.Background()) })
 	return pc
 }

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/apptier"
-	"github.com/headroom-dev/headroom/internal/deploy"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/workload"
@@ -31,30 +30,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// searchableDir is a results directory the database's service user can
-// enter (t.TempDir's are private).
-func searchableDir(t *testing.T) string {
-	d := t.TempDir()
-	for _, p := range []string{filepath.Dir(d), d} {
-		if err := os.Chmod(p, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return d
-}
-
 func openLocal(t *testing.T, o *Options) *Target {
 	t.Helper()
-	tgt, err := Open(context.Background(), *o, registry.Env{Dir: searchableDir(t)})
-	if errors.Is(err, deploy.ErrMissingBinary) {
-		if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	tgt, err := Open(context.Background(), *o, registry.Env{Dir: labtest.SearchableDir(t)})
+	labtest.StartedOrSkip(t, err)
 	t.Cleanup(func() {
 		if err := tgt.Close(); err != nil {
 			t.Error(err)

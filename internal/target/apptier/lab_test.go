@@ -12,6 +12,7 @@ import (
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/campaign"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/lab"
 	bnreport "github.com/headroom-dev/headroom/internal/report/bottleneck"
 	"github.com/headroom-dev/headroom/internal/report/page"
@@ -49,7 +50,7 @@ func needLab(t *testing.T) {
 // returns the bottleneck analysis of its results.
 func runLab(t *testing.T, src string) (*ab.Analysis, *results.Results) {
 	t.Helper()
-	dir := searchableDir(t)
+	dir := labtest.SearchableDir(t)
 	s, err := spec.Parse("lab.yaml", []byte(src+"output: "+dir+"\n"))
 	if err != nil {
 		t.Fatal(err)

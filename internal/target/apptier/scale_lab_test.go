@@ -10,6 +10,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/infra/labinfra"
+	"github.com/headroom-dev/headroom/internal/infra/labinfra/labtest"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
@@ -105,7 +106,7 @@ func scaleLab(t *testing.T, name, dbHost string) (*labinfra.Provider, registry.E
 		}
 	})
 	env := registry.Env{
-		Dir: searchableDir(t),
+		Dir: labtest.SearchableDir(t),
 		Lab: func(host string) (*deploy.Placement, error) {
 			h, err := p.Hosts().Get(host)
 			if err != nil {

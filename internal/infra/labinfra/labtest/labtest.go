@@ -4,6 +4,7 @@
 package labtest
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,4 +69,22 @@ func SearchableDir(t testing.TB) string {
 		}
 	}
 	return d
+}
+
+// StartedOrSkip checks the error of starting a server outside the lab:
+// a server whose program is not installed (deploy.ErrMissingBinary)
+// skips t, or fails it under HEADROOM_REQUIRE_SERVERS=1 so that a machine
+// meant to run the server tests does not pass them by skipping; any other
+// error fails t.
+func StartedOrSkip(t testing.TB, err error) {
+	t.Helper()
+	if errors.Is(err, deploy.ErrMissingBinary) {
+		if os.Getenv("HEADROOM_REQUIRE_SERVERS") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }

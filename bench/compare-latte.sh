@@ -28,6 +28,12 @@
 # NODE_CPUS=0 CLIENT_CPUS=1 keeps the node(s) on the first core and each
 # tool on the second, so that a tool's own CPU does not come out of the
 # server's; default: both share every core).
+# Experiments (docs/performance.md (g)): ALT_BIN (another headroom build)
+# and/or ALT_ENV (environment for it, e.g. "GOGC=100") add a third run to
+# every round, first in odd rounds and last in even ones, printed beside
+# the others; SYSCALLS=1 counts each Headroom run's write and read system
+# calls (perf stat) and prints them per request; NODE_VIEW=1 prints the
+# node's own latencies per table after every tool's run (bench/cqlviews).
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
@@ -185,6 +191,8 @@ populate=true
 prof=()
 headroom_run() {
 	[ -n "${PROFILE:-}" ] && [ "$populate" = false ] && prof=(perf record -q -g -F 499 -o "$PROFILE/headroom-$1.data" --)
+	[ "${SYSCALLS:-}" = 1 ] && [ "$populate" = false ] && prof=(perf stat -x, -e syscalls:sys_enter_write,syscalls:sys_enter_read -o "$work/perf.txt" --)
+	rm -f "$work/perf.txt"
 	sed -e "s/^  hosts: .*/  hosts: [${hosts//,/, }]/" -e "s/^  replication_factor: .*/  replication_factor: $rf/" \
 		-e "s/^  protocol_version: .*/  protocol_version: $proto/" \
 		-e "s/^  ycsb: .*/  ycsb: $ycsb/" -e "s/^  clients: .*/  clients: [$1]/" \
@@ -192,14 +200,14 @@ headroom_run() {
 		bench/cassandra-ycsb.yaml > "$work/spec.yaml"
 	populate=false
 	rm -rf "$work/hr"
-	"${client_pin[@]}" "${prof[@]}" bin/headroom run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
+	env ${HR_ENV:-} "${client_pin[@]}" "${prof[@]}" "${HR_BIN:-bin/headroom}" run -q -o "$work/hr" "$work/spec.yaml" > /dev/null 2> "$work/hr.err" ||
 		{ cat "$work/hr.err" >&2; return 1; }
 	local dir
 	dir=$(ls -d "$work"/hr/bench-cassandra-*)
 	bin/headroom export -t runs "$dir" > "$work/runs.csv"
 	bin/headroom export -t intervals "$dir" > "$work/intervals.csv"
-	python3 - "$work/runs.csv" "$work/intervals.csv" <<'PY'
-import csv, sys
+	python3 - "$work/runs.csv" "$work/intervals.csv" "$work/perf.txt" "$measure" <<'PY'
+import csv, os, sys
 run = next(csv.DictReader(open(sys.argv[1])))
 # p99 over all operations of the measured phase: the count-weighted mean of
 # the per-interval, per-operation p99s (as compare-pgbench.sh does).
@@ -209,7 +217,17 @@ p99 = sum(int(r["count"]) * int(r["p99_us"]) for r in rows) / n / 1000
 # client CPU per request in microseconds: the process's CPU share of one
 # core over the measured phase, divided by the request rate
 cpu = float(run["client_cpu_pct"]) / 100 / float(run["throughput"]) * 1e6
-print(run["throughput"], p99, run["errors"], cpu)
+# system calls per request (SYSCALLS=1): over the whole process, so over
+# the warm-up and the measured phase (2 + MEASURE seconds of requests at
+# about the measured rate)
+sc = {"write": 0, "read": 0}
+if os.path.exists(sys.argv[3]):
+    for line in open(sys.argv[3]):
+        f = line.strip().split(",")
+        if len(f) > 2 and f[2].startswith("syscalls:sys_enter_"):
+            sc[f[2][len("syscalls:sys_enter_"):]] = int(f[0])
+reqs = max(float(run["throughput"]) * (2 + float(sys.argv[4])), 1)
+print(run["throughput"], p99, run["errors"], cpu, sc["write"] / reqs, sc["read"] / reqs)
 PY
 }
 
@@ -238,18 +256,43 @@ while :; do
 done
 echo "warmed up after $pass passes" >&2
 
+# alt_run N ROUND: the ALT_BIN / ALT_ENV run of this round, if asked for.
+alt_run() {
+	[ -n "${ALT_BIN:-}${ALT_ENV:-}" ] || return 0
+	local at ap ae ac aw ar
+	read -r at ap ae ac aw ar < <(HR_BIN="${ALT_BIN:-bin/headroom}" HR_ENV="${ALT_ENV:-}" headroom_run "$1")
+	echo "$2 $1 $at $ap $ac $aw" >> "$work/alt.txt"
+	printf 'round %d N=%-3d alt (%s %s) %7.0f ok/s p99 %.2f ms cpu %.1f µs/request %.2f writes/request\n' \
+		"$2" "$1" "${ALT_BIN:-bin/headroom}" "${ALT_ENV:-}" "$at" "$ap" "$ac" "$aw" >&2
+}
+
+# node_view ROUND N TOOL: the node's own latencies per table (NODE_VIEW=1).
+node_view() {
+	[ "${NODE_VIEW:-}" = 1 ] || return 0
+	echo "round $1 N=$2 after $3:" >&2
+	"$work/cqlviews" "$first" >&2
+}
+[ "${NODE_VIEW:-}" = 1 ] && go build -o "$work/cqlviews" ./bench/cqlviews
+
 results=$work/results.txt
 for round in $(seq "$rounds"); do
 	for n in $clients; do
 		# Alternate which tool goes first, so that neither always meets the
 		# compactions the other's writes left behind.
 		if [ $(( round % 2 )) = 1 ]; then
+			alt_run "$n" "$round"
 			read -r lt lp le lc < <(latte_run "$n")
-			read -r ht hp he hc < <(headroom_run "$n")
+			node_view "$round" "$n" latte
+			read -r ht hp he hc hw hr < <(headroom_run "$n")
+			node_view "$round" "$n" headroom
 		else
-			read -r ht hp he hc < <(headroom_run "$n")
+			read -r ht hp he hc hw hr < <(headroom_run "$n")
+			node_view "$round" "$n" headroom
 			read -r lt lp le lc < <(latte_run "$n")
+			node_view "$round" "$n" latte
+			alt_run "$n" "$round"
 		fi
+		[ "${SYSCALLS:-}" = 1 ] && printf 'round %d N=%-3d headroom: %.2f writes and %.2f reads per request\n' "$round" "$n" "$hw" "$hr" >&2
 		echo "$round $n $lt $lp $le $ht $hp $he $lc $hc" >> "$results"
 		printf 'round %d N=%-3d latte %7.0f ok/s   headroom %7.0f ok/s\n' "$round" "$n" "$lt" "$ht" >&2
 	done

@@ -90,8 +90,11 @@ func needPostgres(t *testing.T) {
 // and back; the database node is the designed bottleneck. The controller
 // must grow the database tier first (the horizontal model takes the tier
 // with the highest CPU) within two periods of violations, the replica it
-// adds must serve, and after the step down both tiers must be back at one
-// node. Every decision records both tiers.
+// adds must serve, every replica added must be removed again (one may go
+// during the step, when the tier has grown past what the load needs; a CI
+// run grew it to four nodes and took one back at 60 s), at least one after
+// the step down, and both tiers must end at one node. Every decision
+// records both tiers.
 func TestControllerScalesTheDatabaseTierOfTwo(t *testing.T) {
 	labtest.Need(t)
 	needPostgres(t)
@@ -125,19 +128,22 @@ func TestControllerScalesTheDatabaseTierOfTwo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var served, gone int
+	var served, gone, goneAfter int
 	for _, c := range changes {
 		t.Logf("node change: %s %s on %s, requested %v, done %v after, %s %s", c.Action, c.Node, c.Host, c.Requested.Sub(ms).Round(time.Millisecond),
 			c.Done.Sub(c.Requested).Round(time.Millisecond), c.Detail, c.Error)
 		if c.Action == "add_node" && c.Served() && strings.HasPrefix(c.Host, "db") {
 			served++
 		}
-		if c.Action == "remove_node" && c.Error == "" && strings.HasPrefix(c.Host, "db") && c.Requested.After(stepDown) {
+		if c.Action == "remove_node" && c.Error == "" && strings.HasPrefix(c.Host, "db") {
 			gone++
+			if c.Requested.After(stepDown) {
+				goneAfter++
+			}
 		}
 	}
-	if served == 0 || gone != served {
-		t.Errorf("database replicas added that served: %d, removed after the step down: %d; want at least one, all removed", served, gone)
+	if served == 0 || gone != served || goneAfter == 0 {
+		t.Errorf("database replicas added that served: %d, removed: %d (%d after the step down); want at least one, all removed, one or more after the step down", served, gone, goneAfter)
 	}
 	if run.Summary.Completed == 0 {
 		t.Errorf("nothing completed: %+v", run.Summary)

@@ -31,6 +31,28 @@ const schedLatencies = "/sched/latencies:seconds"
 type ClientDelay struct {
 	Samples  uint64        // goroutine wake-ups the runtime sampled
 	P50, P99 time.Duration // of those wake-ups' waits for a processor
+
+	// The measured phase's histogram, for Above.
+	counts  []uint64
+	buckets []float64
+}
+
+// Above is how many of the sampled wake-ups waited longer than d (whole
+// buckets above d; a bucket that straddles d counts only when its middle,
+// the value bucketQuantile reports for it, is above d).
+func (c ClientDelay) Above(d time.Duration) uint64 {
+	var n uint64
+	for i, k := range c.counts {
+		lo, hi := max(c.buckets[i], 0), c.buckets[i+1]
+		v := lo
+		if !math.IsInf(hi, 1) {
+			v = (lo + hi) / 2
+		}
+		if time.Duration(v*float64(time.Second)) > d {
+			n += k
+		}
+	}
+	return n
 }
 
 // schedSnapshot is the runtime's scheduling-latency histogram at a moment.
@@ -66,7 +88,8 @@ func delaySince(from, to *schedSnapshot) ClientDelay {
 	if n == 0 {
 		return ClientDelay{}
 	}
-	return ClientDelay{Samples: n, P50: bucketQuantile(diff, to.buckets, n, 0.50), P99: bucketQuantile(diff, to.buckets, n, 0.99)}
+	return ClientDelay{Samples: n, P50: bucketQuantile(diff, to.buckets, n, 0.50), P99: bucketQuantile(diff, to.buckets, n, 0.99),
+		counts: diff, buckets: to.buckets}
 }
 
 // bucketQuantile is the q-quantile of a bucketed distribution of n values:
@@ -96,6 +119,14 @@ func bucketQuantile(counts []uint64, bounds []float64, n uint64, q float64) time
 // tenth as the client-limit verdict's lateness rule, verdict.go).
 const delayShareLimit = latenessShare
 
+// minSlowWakeups is how many sampled wake-ups must have waited longer
+// than the limit before the note warns. In a short run at a low rate the
+// runtime samples about a hundred wake-ups, so their p99 is the second
+// slowest, and one or two slow wake-ups of an idle virtual machine's
+// processor (a halted vCPU takes a few hundred microseconds to run again)
+// would otherwise warn of a client that was not busy at all.
+const minSlowWakeups = 5
+
 // delayNote is the warning on a run whose client-side delay is a material
 // share of the judged percentile, "" otherwise.
 func delayNote(d ClientDelay, f ClientFacts, percentile float64) string {
@@ -108,7 +139,8 @@ func delayNote(d ClientDelay, f ClientFacts, percentile float64) string {
 		p = defaultPercentile
 	}
 	lat := time.Duration(h.ValueAtQuantile(p)) * time.Microsecond
-	if lat <= 0 || float64(d.P99) <= delayShareLimit*float64(lat) {
+	limit := time.Duration(delayShareLimit * float64(lat))
+	if lat <= 0 || d.P99 <= limit || d.Above(limit) < minSlowWakeups {
 		return ""
 	}
 	return fmt.Sprintf("client-side delay (the load generator's goroutines waiting for a processor) p50 %v, p99 %v, %.0f%% of the measured p%s of %v: part of that percentile is the client's, not the target's",

@@ -89,22 +89,61 @@ func TestClientDelayExcludesTheTarget(t *testing.T) {
 }
 
 // TestDelayNoteWarnsWhenMaterial: the warning names the delay and its share
-// of the judged percentile only when the share passes a tenth.
+// of the judged percentile only when the share passes a tenth, and only
+// when enough sampled wake-ups waited that long.
 func TestDelayNoteWarnsWhenMaterial(t *testing.T) {
 	lat := hdrhistogram.New(1, int64(time.Hour/time.Microsecond), 3)
 	for i := 0; i < 1000; i++ {
 		_ = lat.RecordValue(1000) // every request took 1 ms
 	}
 	f := ClientFacts{Latency: lat}
-	if n := delayNote(ClientDelay{Samples: 10, P50: 20 * time.Microsecond, P99: 90 * time.Microsecond}, f, 99); n != "" {
+	us := time.Microsecond
+	if n := delayNote(delayOf(t, 20*us, 90, 90*us, 10), f, 99); n != "" {
 		t.Errorf("a 90 µs p99 delay against a 1 ms p99 is under a tenth, got note %q", n)
 	}
-	n := delayNote(ClientDelay{Samples: 10, P50: 100 * time.Microsecond, P99: 400 * time.Microsecond}, f, 99)
-	for _, want := range []string{"p50 100µs", "p99 400µs", "40% of the measured p99 of 1ms"} {
+	d := delayOf(t, 100*us, 80, 400*us, 20)
+	n := delayNote(d, f, 99)
+	for _, want := range []string{"p50 " + roundDelay(d.P50).String(), "p99 " + roundDelay(d.P99).String(), "of the measured p99 of 1ms"} {
 		if !strings.Contains(n, want) {
 			t.Errorf("note %q does not say %q", n, want)
 		}
 	}
+	// Two slow wake-ups in a hundred: the p99 is the second slowest and
+	// passes the tenth, but two wake-ups are not a busy client.
+	d = delayOf(t, 10*us, 98, 400*us, 2)
+	if d.P99 <= 100*us {
+		t.Fatalf("the two slow wake-ups should be the p99: %+v", d)
+	}
+	if n := delayNote(d, f, 99); n != "" {
+		t.Errorf("two slow wake-ups of a hundred warned: %q", n)
+	}
+	if got := d.Above(100 * us); got != 2 {
+		t.Errorf("wake-ups above 100µs: %d, want 2", got)
+	}
+}
+
+// delayOf is the client-side delay of n1 wake-ups that waited w1 and n2
+// that waited w2, bucketed as the runtime buckets them.
+func delayOf(t *testing.T, w1 time.Duration, n1 uint64, w2 time.Duration, n2 uint64) ClientDelay {
+	t.Helper()
+	from := readSched()
+	if from == nil {
+		t.Skip("this Go runtime has no scheduling-latency histogram")
+	}
+	to := &schedSnapshot{counts: append([]uint64(nil), from.counts...), buckets: from.buckets}
+	for _, w := range []struct {
+		d time.Duration
+		n uint64
+	}{{w1, n1}, {w2, n2}} {
+		s := w.d.Seconds()
+		for i := range to.counts {
+			if from.buckets[i] <= s && s < from.buckets[i+1] {
+				to.counts[i] += w.n
+				break
+			}
+		}
+	}
+	return delaySince(from, to)
 }
 
 // sleepyFactory is a target whose clients sleep d per request.

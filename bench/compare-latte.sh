@@ -34,6 +34,11 @@
 # the others; SYSCALLS=1 counts each Headroom run's write and read system
 # calls (perf stat) and prints them per request; NODE_VIEW=1 prints the
 # node's own latencies per table after every tool's run (bench/cqlviews).
+# Every run also reads the node JVMs' CPU time (/proc/PID/stat) before and
+# after it and prints the node(s)' CPU per request and how busy they were
+# (CPU seconds over the run's wall time: start-up, warm-up and measured
+# phase), so that a tool that is slower to send can be told from a node
+# that does more work per request for it.
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
@@ -150,6 +155,27 @@ for i in $(seq "$nodes"); do
 done
 hosts=$(seq -s, -f "127.0.0.%g:$cql" "$nodes")
 first=127.0.0.1:$cql
+# node_cpu: the node JVMs' user + system CPU so far, in seconds.
+tick=$(getconf CLK_TCK)
+node_cpu() {
+	local t=0 p f
+	for p in "${pids[@]}"; do
+		# fields 14 and 15 are utime and stime; field 2, the command name,
+		# has no spaces here (java)
+		read -r -a f < "/proc/$p/stat" 2>/dev/null || continue
+		t=$(( t + f[13] + f[14] ))
+	done
+	python3 -c "print($t / $tick)"
+}
+# measured TOOL N: runs TOOL_run N with its output in $work/out.txt and
+# the node(s)' CPU seconds and the wall seconds it took in $work/node.txt.
+measured() {
+	local c0 c1 w0 w1
+	c0=$(node_cpu) w0=$(date +%s.%N)
+	"$1_run" "$2" > "$work/out.txt"
+	c1=$(node_cpu) w1=$(date +%s.%N)
+	python3 -c "print($c1 - $c0, $w1 - $w0)" > "$work/node.txt"
+}
 lat() { (cd "$work" && "${client_pin[@]}" "$latte" "$@" -P rows=$rows -P read_pct="$read_pct" -P rf=$rf); }
 lat schema "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-schema.log" 2>&1 ||
 	{ cat "$work/latte-schema.log" >&2; exit 1; }
@@ -281,19 +307,34 @@ for round in $(seq "$rounds"); do
 		# compactions the other's writes left behind.
 		if [ $(( round % 2 )) = 1 ]; then
 			alt_run "$n" "$round"
-			read -r lt lp le lc < <(latte_run "$n")
+			measured latte "$n"
+			read -r lt lp le lc < "$work/out.txt"
+			read -r lnc lnw < "$work/node.txt"
 			node_view "$round" "$n" latte
-			read -r ht hp he hc hw hr < <(headroom_run "$n")
+			measured headroom "$n"
+			read -r ht hp he hc hw hr < "$work/out.txt"
+			read -r hnc hnw < "$work/node.txt"
 			node_view "$round" "$n" headroom
 		else
-			read -r ht hp he hc hw hr < <(headroom_run "$n")
+			measured headroom "$n"
+			read -r ht hp he hc hw hr < "$work/out.txt"
+			read -r hnc hnw < "$work/node.txt"
 			node_view "$round" "$n" headroom
-			read -r lt lp le lc < <(latte_run "$n")
+			measured latte "$n"
+			read -r lt lp le lc < "$work/out.txt"
+			read -r lnc lnw < "$work/node.txt"
 			node_view "$round" "$n" latte
 			alt_run "$n" "$round"
 		fi
 		[ "${SYSCALLS:-}" = 1 ] && printf 'round %d N=%-3d headroom: %.2f writes and %.2f reads per request\n' "$round" "$n" "$hw" "$hr" >&2
-		echo "$round $n $lt $lp $le $ht $hp $he $lc $hc" >> "$results"
+		# node CPU µs per request (the run's requests: its measured rate over
+		# warm-up and measured phase, as for SYSCALLS) and busy share
+		read -r lnu lnb hnu hnb < <(python3 -c "
+w = 2 + $measure
+print($lnc / ($lt * w) * 1e6, $lnc / $lnw, $hnc / ($ht * w) * 1e6, $hnc / $hnw)")
+		printf 'round %d N=%-3d node CPU: latte %.1f µs/request (busy %.2f cores), headroom %.1f µs/request (busy %.2f cores)\n' \
+			"$round" "$n" "$lnu" "$lnb" "$hnu" "$hnb" >&2
+		echo "$round $n $lt $lp $le $ht $hp $he $lc $hc $lnu $hnu" >> "$results"
 		printf 'round %d N=%-3d latte %7.0f ok/s   headroom %7.0f ok/s\n' "$round" "$n" "$lt" "$ht" >&2
 	done
 done
@@ -306,11 +347,11 @@ for r in rows:
     by_n.setdefault(int(r[1]), []).append([float(x) for x in r[2:]])
 print("%s node(s), replication factor %s, %s%% reads, %s s measured, median of %d round(s); p99 in ms, client CPU in µs per request"
       % (sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], len({r[0] for r in rows})))
-print("%4s %11s %11s %6s %9s %9s %7s %7s %9s %9s" % ("N", "latte ok/s", "hr ok/s", "ratio", "latte p99", "hr p99", "lt err", "hr err", "latte cpu", "hr cpu"))
+print("%4s %11s %11s %6s %9s %9s %7s %7s %9s %9s %9s %9s" % ("N", "latte ok/s", "hr ok/s", "ratio", "latte p99", "hr p99", "lt err", "hr err", "latte cpu", "hr cpu", "node/lt", "node/hr"))
 for n in sorted(by_n):
-    v = by_n[n]  # latte ok/s, p99, errors, headroom ok/s, p99, errors, latte cpu, headroom cpu
+    v = by_n[n]  # latte ok/s, p99, errors, headroom ok/s, p99, errors, latte cpu, headroom cpu, node cpu for latte, for headroom
     med = lambda i: statistics.median(x[i] for x in v)
     ratio = statistics.median(x[3] / x[0] for x in v)
-    print("%4d %11.0f %11.0f %6.2f %9.2f %9.2f %7d %7d %9.1f %9.1f" % (n, med(0), med(3), ratio, med(1), med(4), sum(x[2] for x in v), sum(x[5] for x in v), med(6), med(7)))
-print("ratio: median over rounds of Headroom / latte in the same round; errors: summed over rounds")
+    print("%4d %11.0f %11.0f %6.2f %9.2f %9.2f %7d %7d %9.1f %9.1f %9.1f %9.1f" % (n, med(0), med(3), ratio, med(1), med(4), sum(x[2] for x in v), sum(x[5] for x in v), med(6), med(7), med(8), med(9)))
+print("ratio: median over rounds of Headroom / latte in the same round; errors: summed over rounds; node/lt, node/hr: the node(s)' CPU µs per request in each tool's runs")
 PY

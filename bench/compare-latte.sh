@@ -39,6 +39,8 @@
 # (CPU seconds over the run's wall time: start-up, warm-up and measured
 # phase), so that a tool that is slower to send can be told from a node
 # that does more work per request for it.
+# BRACKET=1 runs the tool that goes first in a round also last and takes
+# the means of its two runs (see the loop below).
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
@@ -169,12 +171,33 @@ node_cpu() {
 }
 # measured TOOL N: runs TOOL_run N with its output in $work/out.txt and
 # the node(s)' CPU seconds and the wall seconds it took in $work/node.txt.
+# NODE_SYSCALLS=1 also counts the node(s)' read, write and epoll_wait
+# system calls over the run (perf stat on the JVMs) and prints them per
+# request.
 measured() {
-	local c0 c1 w0 w1
+	local c0 c1 w0 w1 perf=
+	if [ "${NODE_SYSCALLS:-}" = 1 ]; then
+		perf stat -x, -e syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_wait \
+			-p "$(IFS=,; echo "${pids[*]}")" -o "$work/node-perf.txt" &
+		perf=$!
+	fi
 	c0=$(node_cpu) w0=$(date +%s.%N)
 	"$1_run" "$2" > "$work/out.txt"
 	c1=$(node_cpu) w1=$(date +%s.%N)
 	python3 -c "print($c1 - $c0, $w1 - $w0)" > "$work/node.txt"
+	if [ -n "$perf" ]; then
+		kill -INT "$perf"; wait "$perf" || true
+		python3 - "$work/node-perf.txt" "$(cut -d' ' -f1 "$work/out.txt")" "$measure" "$1" "$2" <<'PY' >&2
+import sys
+c = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) > 2 and f[2].startswith("syscalls:sys_enter_"):
+        c[f[2][len("syscalls:sys_enter_"):]] = int(f[0])
+reqs = max(float(sys.argv[2]) * (2 + float(sys.argv[3])), 1)
+print("N=%s %s: node system calls per request: %s" % (sys.argv[5], sys.argv[4], ", ".join("%s %.2f" % (k, v / reqs) for k, v in sorted(c.items()))))
+PY
+	fi
 }
 lat() { (cd "$work" && "${client_pin[@]}" "$latte" "$@" -P rows=$rows -P read_pct="$read_pct" -P rf=$rf); }
 lat schema "$PWD/bench/latte/ycsb.rn" "$first" > "$work/latte-schema.log" 2>&1 ||
@@ -285,11 +308,15 @@ echo "warmed up after $pass passes" >&2
 # alt_run N ROUND: the ALT_BIN / ALT_ENV run of this round, if asked for.
 alt_run() {
 	[ -n "${ALT_BIN:-}${ALT_ENV:-}" ] || return 0
-	local at ap ae ac aw ar
-	read -r at ap ae ac aw ar < <(HR_BIN="${ALT_BIN:-bin/headroom}" HR_ENV="${ALT_ENV:-}" headroom_run "$1")
-	echo "$2 $1 $at $ap $ac $aw" >> "$work/alt.txt"
-	printf 'round %d N=%-3d alt (%s %s) %7.0f ok/s p99 %.2f ms cpu %.1f µs/request %.2f writes/request\n' \
-		"$2" "$1" "${ALT_BIN:-bin/headroom}" "${ALT_ENV:-}" "$at" "$ap" "$ac" "$aw" >&2
+	local at ap ae ac aw ar anc anw
+	HR_BIN="${ALT_BIN:-bin/headroom}" HR_ENV="${ALT_ENV:-}" measured headroom "$1"
+	read -r at ap ae ac aw ar < "$work/out.txt"
+	read -r anc anw < "$work/node.txt"
+	local anu
+	anu=$(python3 -c "print($anc / ($at * (2 + $measure)) * 1e6)")
+	echo "$2 $1 $at $ap $ac $aw $anu" >> "$work/alt.txt"
+	printf 'round %d N=%-3d alt (%s %s) %7.0f ok/s p99 %.2f ms cpu %.1f µs/request %.2f writes/request, node CPU %.1f µs/request\n' \
+		"$2" "$1" "${ALT_BIN:-bin/headroom}" "${ALT_ENV:-}" "$at" "$ap" "$ac" "$aw" "$anu" >&2
 }
 
 # node_view ROUND N TOOL: the node's own latencies per table (NODE_VIEW=1).
@@ -300,32 +327,49 @@ node_view() {
 }
 [ "${NODE_VIEW:-}" = 1 ] && go build -o "$work/cqlviews" ./bench/cqlviews
 
+# one TOOL N: a measured run of TOOL, its figures and the node(s)' CPU and
+# wall seconds appended to $work/TOOL.runs.
+one() {
+	measured "$1" "$2"
+	echo "$(cat "$work/out.txt") $(cat "$work/node.txt")" >> "$work/$1.runs"
+	printf '%s %.0f  ' "$1" "$(cut -d' ' -f1 "$work/out.txt")" >> "$work/order.txt"
+	node_view "$round" "$2" "$1"
+}
+# mean FILE: the column means of FILE's lines, but the sum of the third
+# column (errors).
+mean() {
+	python3 - "$1" <<'PY'
+import sys
+rows = [[float(x) for x in l.split()] for l in open(sys.argv[1])]
+out = [sum(c) / len(c) for c in zip(*rows)]
+out[2] = sum(r[2] for r in rows)
+print(*out)
+PY
+}
+
 results=$work/results.txt
 for round in $(seq "$rounds"); do
 	for n in $clients; do
 		# Alternate which tool goes first, so that neither always meets the
-		# compactions the other's writes left behind.
+		# compactions the other's writes left behind. BRACKET=1: the tool
+		# that goes first also goes last, and its figures are the means of
+		# its two runs, which cancels a node that speeds up (or slows down)
+		# steadily through the round.
+		rm -f "$work/latte.runs" "$work/headroom.runs" "$work/order.txt"
 		if [ $(( round % 2 )) = 1 ]; then
 			alt_run "$n" "$round"
-			measured latte "$n"
-			read -r lt lp le lc < "$work/out.txt"
-			read -r lnc lnw < "$work/node.txt"
-			node_view "$round" "$n" latte
-			measured headroom "$n"
-			read -r ht hp he hc hw hr < "$work/out.txt"
-			read -r hnc hnw < "$work/node.txt"
-			node_view "$round" "$n" headroom
+			one latte "$n"
+			one headroom "$n"
+			[ "${BRACKET:-}" = 1 ] && one latte "$n"
 		else
-			measured headroom "$n"
-			read -r ht hp he hc hw hr < "$work/out.txt"
-			read -r hnc hnw < "$work/node.txt"
-			node_view "$round" "$n" headroom
-			measured latte "$n"
-			read -r lt lp le lc < "$work/out.txt"
-			read -r lnc lnw < "$work/node.txt"
-			node_view "$round" "$n" latte
+			one headroom "$n"
+			one latte "$n"
+			[ "${BRACKET:-}" = 1 ] && one headroom "$n"
 			alt_run "$n" "$round"
 		fi
+		read -r lt lp le lc lnc lnw < <(mean "$work/latte.runs")
+		read -r ht hp he hc hw hr hnc hnw < <(mean "$work/headroom.runs")
+		printf 'round %d N=%-3d runs in order (ok/s): %s\n' "$round" "$n" "$(cat "$work/order.txt")" >&2
 		[ "${SYSCALLS:-}" = 1 ] && printf 'round %d N=%-3d headroom: %.2f writes and %.2f reads per request\n' "$round" "$n" "$hw" "$hr" >&2
 		# node CPU µs per request (the run's requests: its measured rate over
 		# warm-up and measured phase, as for SYSCALLS) and busy share

@@ -95,7 +95,20 @@ func newClient(t *Target) *client {
 	return c
 }
 
+// query is the client's Query of stmt, made on first use. It is unpaged:
+// a point read returns at most one row and a write none, and a paged
+// request (the driver's default page size) makes the node run the read
+// through its pager, work latte's driver does not ask of it (it sends
+// reads unpaged). Scans keep their pages (pagedQuery).
 func (c *client) query(q **gocql.Query, stmt string, cl gocql.Consistency, args []any) *gocql.Query {
+	if *q == nil {
+		*q = c.sess.Query(stmt, args...).Consistency(cl).PageSize(0)
+	}
+	return *q
+}
+
+// pagedQuery is query with the session's page size, for scans.
+func (c *client) pagedQuery(q **gocql.Query, stmt string, cl gocql.Consistency, args []any) *gocql.Query {
 	if *q == nil {
 		*q = c.sess.Query(stmt, args...).Consistency(cl)
 	}
@@ -180,11 +193,11 @@ func (c *client) scan(ctx context.Context, op *workload.Op) error {
 	var q *gocql.Query
 	dest := c.allDest
 	if f := op.Field; f >= 0 {
-		q = c.query(&c.scanOne[f], c.st.scanOne[f], c.t.read, c.scanArgs)
+		q = c.pagedQuery(&c.scanOne[f], c.st.scanOne[f], c.t.read, c.scanArgs)
 		c.oneDest[0] = &c.cols[f]
 		dest = c.oneDest
 	} else {
-		q = c.query(&c.scanAll, c.st.scanAll, c.t.read, c.scanArgs)
+		q = c.pagedQuery(&c.scanAll, c.st.scanAll, c.t.read, c.scanArgs)
 	}
 	iter := q.RoutingKey(op.Key).IterContext(ctx)
 	c.rows = 0

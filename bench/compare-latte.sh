@@ -41,6 +41,8 @@
 # that does more work per request for it.
 # BRACKET=1 runs the tool that goes first in a round also last and takes
 # the means of its two runs (see the loop below).
+# NODE_SYSCALLS=1 counts the node(s)' read, write and epoll_wait system
+# calls per request (perf stat on the JVMs).
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache

@@ -43,12 +43,7 @@ type ClientDelay struct {
 func (c ClientDelay) Above(d time.Duration) uint64 {
 	var n uint64
 	for i, k := range c.counts {
-		lo, hi := max(c.buckets[i], 0), c.buckets[i+1]
-		v := lo
-		if !math.IsInf(hi, 1) {
-			v = (lo + hi) / 2
-		}
-		if time.Duration(v*float64(time.Second)) > d {
+		if bucketValue(c.buckets, i) > d {
 			n += k
 		}
 	}
@@ -104,14 +99,20 @@ func bucketQuantile(counts []uint64, bounds []float64, n uint64, q float64) time
 		if seen < rank || c == 0 {
 			continue
 		}
-		lo, hi := max(bounds[i], 0), bounds[i+1]
-		v := lo
-		if !math.IsInf(hi, 1) {
-			v = (lo + hi) / 2
-		}
-		return time.Duration(v * float64(time.Second))
+		return bucketValue(bounds, i)
 	}
 	return 0
+}
+
+// bucketValue is the value that stands for bucket i of the runtime's
+// histogram: its middle, or its lower bound when it is open-ended.
+func bucketValue(bounds []float64, i int) time.Duration {
+	lo, hi := max(bounds[i], 0), bounds[i+1]
+	v := lo
+	if !math.IsInf(hi, 1) {
+		v = (lo + hi) / 2
+	}
+	return time.Duration(v * float64(time.Second))
 }
 
 // delayShareLimit: the client-side delay is worth a warning when its p-th

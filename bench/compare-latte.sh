@@ -4,9 +4,9 @@
 # latte with N requests in flight (`-t T -p N/T`, T = min(2, N) threads,
 # 2 connections per node) running bench/latte/ycsb.rn, and Headroom's
 # closed loop with N clients running bench/cassandra-ycsb.yaml (cassandra
-# target, 2 connections per node). Both use tables of the same shape and
-# size (100,000 records of 10 x 100-byte text fields, latte's in keyspace
-# latte, Headroom's in keyspace headroom), uniform keys, reads of all
+# target, 2 connections per node). Both use the same table (100,000
+# records of 10 x 100-byte text fields in keyspace latte, loaded by latte;
+# see SAME_TABLE), uniform keys, reads of all
 # fields and updates of one field, prepared statements at QUORUM, and run
 # one after the other on the same node(s). Prints each tool's ok/s and p99
 # and Headroom / latte. Goal: at least 0.90 at every N. See
@@ -17,17 +17,22 @@
 # Environment: CLIENTS (default "1 4 16 64"), MEASURE (seconds per run,
 # default 10), ROUNDS (default 2; the table shows medians), READ_PCT
 # (default 50: YCSB A's mix; 100: read-only, YCSB C), HEAP (per node,
-# default 1024M), PROFILE (see headroom_run), WARMUP, WARM_TOL and
-# WARMUP_MAX (unmeasured passes of each tool before the rounds: at least
-# WARMUP, default 3, until latte's throughput moves by at most WARM_TOL
-# percent, default 5, from one pass to the next, at most WARMUP_MAX,
-# default 10), PROTO (the CQL protocol version
+# default 1024M), PROFILE (see headroom_run), WARMUP, WARMUP_MAX,
+# WARM_QUEUE and WARM_JIT (unmeasured passes of each tool before the
+# rounds: at least WARMUP, default 3, until the node's JIT compile queue
+# holds at most WARM_QUEUE methods, default 10, and it spent at most
+# WARM_JIT percent of its CPU compiling in the pass, default 3, at most
+# WARMUP_MAX passes, default 20), PROTO (the CQL protocol version
 # Headroom speaks: default 4, the only one latte's driver speaks; 0
 # negotiates, which is 5 on Cassandra 5.0 and makes the node checksum
 # every segment of frames), NODE_CPUS and CLIENT_CPUS (taskset CPU lists:
 # NODE_CPUS=0 CLIENT_CPUS=1 keeps the node(s) on the first core and each
 # tool on the second, so that a tool's own CPU does not come out of the
 # server's; default: both share every core).
+# AUTOCOMPACT=1 lets the node compact the two tables during the rounds
+# (by default both are compacted after the warm-up and not again; see
+# below). Every measured run prints where the node's CPU went (its JIT compiler,
+# compaction and garbage collector threads) and the machine's steal time.
 # Experiments (docs/performance.md (g)): ALT_BIN (another headroom build)
 # and/or ALT_ENV (environment for it, e.g. "GOGC=100") add a third run to
 # every round, first in odd rounds and last in even ones, printed beside
@@ -42,7 +47,17 @@
 # BRACKET=1 runs the tool that goes first in a round also last and takes
 # the means of its two runs (see the loop below).
 # NODE_SYSCALLS=1 counts the node(s)' read, write and epoll_wait system
-# calls per request (perf stat on the JVMs).
+# calls per request (perf stat on the JVMs). NODE_JFR=DIR records each
+# measured run on every node with Java Flight Recorder (settings=profile,
+# DIR/rROUND-nN-SEQ-TOOL-PID.jfr; read with jfr view hot-methods or
+# thread-cpu-load, JDK 21 or later).
+# SAME_TABLE (default 1) points Headroom at latte's own table, with
+# latte's keys ("user<i>": insert_order ordered) and no population, so
+# that the node serves both tools from the same rows; SAME_TABLE=0 gives
+# Headroom its own table (keyspace headroom, populated by its first
+# run) with YCSB's hashed keys, or with latte's if KEYS=ordered. On
+# separate tables the node spent 14-29% more CPU per Headroom request,
+# over half of it for the data (docs/performance.md (g)).
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
@@ -90,7 +105,9 @@ trap cleanup EXIT
 # start_node I: node I on 127.0.0.I, seed 127.0.0.1; returns once its CQL
 # port answers (Cassandra opens it after the node has joined the ring).
 start_node() {
-	local i=$1 dir=$work/node$1 addr=127.0.0.$1
+	local i=$1 dir=$work/node$1 addr=127.0.0.$1 jmx
+	jmx=$(free_port)
+	echo "$jmx" > "$work/jmx$i"
 	mkdir -p "$dir"/{data,commitlog,saved_caches,hints,cdc_raw,tmp}
 	# The small-node settings of Headroom's managed recipe
 	# (internal/deploy/cassandra.go), with no login.
@@ -140,7 +157,7 @@ start_node() {
 		-Djava.io.tmpdir="$dir/tmp" -Dcassandra.config="file://$dir/cassandra.yaml" \
 		-Dlogback.configurationFile="file://$dir/logback.xml" -Dcassandra.logdir="$dir" \
 		-Dcassandra-foreground=yes -Dcassandra.ring_delay_ms=3000 -Dcassandra.skip_wait_for_gossip_to_settle=0 \
-		-Dcassandra.jmx.local.port="$(free_port)" -Dcassandra.superuser_setup_delay_ms=1000 \
+		-Dcassandra.jmx.local.port="$jmx" -Dcassandra.superuser_setup_delay_ms=1000 \
 		-cp "$classpath" org.apache.cassandra.service.CassandraDaemon > "$dir/server.log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 240); do
@@ -158,35 +175,120 @@ for i in $(seq "$nodes"); do
 	echo "node $i up on 127.0.0.$i:$cql" >&2
 done
 hosts=$(seq -s, -f "127.0.0.%g:$cql" "$nodes")
-first=127.0.0.1:$cql
-# node_cpu: the node JVMs' user + system CPU so far, in seconds.
-tick=$(getconf CLK_TCK)
-node_cpu() {
-	local t=0 p f
-	for p in "${pids[@]}"; do
-		# fields 14 and 15 are utime and stime; field 2, the command name,
-		# has no spaces here (java)
-		read -r -a f < "/proc/$p/stat" 2>/dev/null || continue
-		t=$(( t + f[13] + f[14] ))
-	done
-	python3 -c "print($t / $tick)"
+# nodetool I ARGS...: Cassandra's nodetool against node I's JMX port
+# (loopback only).
+nodetool() {
+	local i=$1
+	shift
+	java -Xmx128m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 -XX:-UsePerfData -Djava.net.preferIPv4Stack=true \
+		--add-opens java.base/sun.nio.ch=ALL-UNNAMED --add-exports java.base/jdk.internal.ref=ALL-UNNAMED \
+		--add-exports java.rmi/sun.rmi.registry=ALL-UNNAMED --add-opens java.base/java.io=ALL-UNNAMED \
+		-Duser.home="$work" -cp "$classpath" org.apache.cassandra.tools.NodeTool -h 127.0.0.1 -p "$(cat "$work/jmx$i")" "$@"
 }
+# (checked now rather than after the warm-up)
+if [ "${AUTOCOMPACT:-}" != 1 ]; then
+	nodetool 1 version > "$work/nodetool.log" 2>&1 || { echo "nodetool does not run:" >&2; tail -n 5 "$work/nodetool.log" >&2; exit 1; }
+fi
+
+first=127.0.0.1:$cql
+# node_snap FILE: the node JVMs' user + system CPU so far, in seconds, into
+# FILE: the processes' totals (which keep the time of threads that have
+# ended) and each live thread's, by thread id and name (/proc/PID/task).
+# node_cpu BEFORE AFTER: the CPU between two snapshots: the total, then the
+# part of it in the JIT compiler threads, the compaction threads and the
+# garbage collector threads (by thread name; a thread that ended between
+# the two is missing from the parts), so that a run can be told to have
+# paid for the node's own background work.
+tick=$(getconf CLK_TCK)
+node_snap() {
+	python3 - "$tick" "$1" "${pids[@]}" <<'PY'
+import os, sys
+tick = float(sys.argv[1])
+def cpu(stat):
+    # the name is between the first "(" and the last ")", and may hold
+    # spaces; utime and stime are fields 14 and 15
+    f = stat[stat.rindex(")") + 2:].split()
+    return (int(f[11]) + int(f[12])) / tick
+with open(sys.argv[2], "w") as out:
+    for pid in sys.argv[3:]:
+        try:
+            out.write("total %s %r\n" % (pid, cpu(open("/proc/%s/stat" % pid).read())))
+            tasks = os.listdir("/proc/%s/task" % pid)
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                stat = open("/proc/%s/task/%s/stat" % (pid, t)).read()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1:stat.rindex(")")].replace(" ", "_")
+            out.write("%s %s %r\n" % (t, name, cpu(stat)))
+PY
+}
+node_cpu() {
+	python3 - "$1" "$2" <<'PY'
+import sys
+def load(path):
+    return {(l.split()[0], l.split()[1]): float(l.split()[2]) for l in open(path)}
+a, b = load(sys.argv[1]), load(sys.argv[2])
+tot = jit = comp = gc = 0
+for (tid, name), v in b.items():
+    d = v - a.get((tid, name), 0)
+    if tid == "total":
+        tot += d
+    elif name.startswith(("C1_CompilerThre", "C2_CompilerThre")):
+        jit += d
+    elif name.startswith("CompactionExec"):
+        comp += d
+    elif name.startswith(("GC_Thread", "G1_")):
+        gc += d
+print(tot, jit, comp, gc)
+PY
+}
+# steal: the machine's stolen CPU time so far (/proc/stat, in ticks).
+steal() { awk '/^cpu /{print $9; exit}' /proc/stat; }
+jfr_seq=0
+round=0
 # measured TOOL N: runs TOOL_run N with its output in $work/out.txt and
 # the node(s)' CPU seconds and the wall seconds it took in $work/node.txt.
 # NODE_SYSCALLS=1 also counts the node(s)' read, write and epoll_wait
 # system calls over the run (perf stat on the JVMs) and prints them per
 # request.
 measured() {
-	local c0 c1 w0 w1 perf=
+	local w0 w1 s0 s1 perf=
 	if [ "${NODE_SYSCALLS:-}" = 1 ]; then
 		perf stat -x, -e syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_wait \
 			-p "$(IFS=,; echo "${pids[*]}")" -o "$work/node-perf.txt" &
 		perf=$!
 	fi
-	c0=$(node_cpu) w0=$(date +%s.%N)
+	local jfr=()
+	if [ -n "${NODE_JFR:-}" ]; then
+		jfr_seq=$((jfr_seq + 1))
+		for p in "${pids[@]}"; do
+			jfr+=("$NODE_JFR/$(printf 'r%d-n%d-%02d-%s-%s' "$round" "$2" "$jfr_seq" "$1" "$p").jfr")
+			jcmd "$p" JFR.start name=bench settings=profile filename="${jfr[-1]}" > /dev/null
+		done
+	fi
+	local c j k g
+	node_snap "$work/snap0"
+	w0=$(date +%s.%N) s0=$(steal)
 	"$1_run" "$2" > "$work/out.txt"
-	c1=$(node_cpu) w1=$(date +%s.%N)
-	python3 -c "print($c1 - $c0, $w1 - $w0)" > "$work/node.txt"
+	node_snap "$work/snap1"
+	w1=$(date +%s.%N) s1=$(steal)
+	read -r c j k g < <(node_cpu "$work/snap0" "$work/snap1")
+	for p in "${pids[@]}"; do
+		[ -n "${NODE_JFR:-}" ] && jcmd "$p" JFR.stop name=bench > /dev/null
+	done
+	python3 -c "print($c, $w1 - $w0)" > "$work/node.txt"
+	# CPU time the hypervisor gave to others while this machine wanted it
+	# (steal), as a share of the run's wall time over all cores
+	# where the node's CPU went over the run, and the CPU time the
+	# hypervisor gave to others while this machine wanted it (steal), as a
+	# share of the run's wall time over all cores
+	python3 -c "
+c = $c
+print('%s N=%s: node CPU %.1f s: JIT %.0f%%, compaction %.0f%%, GC %.0f%%; steal %.1f%% of the cores' % ('$1', '$2', c,
+      $j / c * 100, $k / c * 100, $g / c * 100, ($s1 - $s0) / $tick / ($w1 - $w0) / $(nproc) * 100))" >&2
 	if [ -n "$perf" ]; then
 		kill -INT "$perf"; wait "$perf" || true
 		python3 - "$work/node-perf.txt" "$(cut -d' ' -f1 "$work/out.txt")" "$measure" "$1" "$2" <<'PY' >&2
@@ -239,6 +341,10 @@ PY
 # DIR/headroom-N.data; read it with perf report -i), to see where its time
 # goes; the profiler costs some throughput, so do not compare such runs.
 populate=true
+hr_keyspace=headroom hr_keys=${KEYS:-hashed}
+if [ "${SAME_TABLE:-1}" = 1 ]; then
+	hr_keyspace=latte hr_keys=ordered populate=false
+fi
 prof=()
 headroom_run() {
 	[ -n "${PROFILE:-}" ] && [ "$populate" = false ] && prof=(perf record -q -g -F 499 -o "$PROFILE/headroom-$1.data" --)
@@ -248,6 +354,7 @@ headroom_run() {
 		-e "s/^  protocol_version: .*/  protocol_version: $proto/" \
 		-e "s/^  ycsb: .*/  ycsb: $ycsb/" -e "s/^  clients: .*/  clients: [$1]/" \
 		-e "s/^  populate: .*/  populate: $populate/" -e "s/^  measure: .*/  measure: ${measure}s/" \
+		-e "s/^  keyspace: .*/  keyspace: $hr_keyspace/" -e "s/^  insert_order: .*/  insert_order: $hr_keys/" \
 		bench/cassandra-ycsb.yaml > "$work/spec.yaml"
 	populate=false
 	rm -rf "$work/hr"
@@ -283,29 +390,74 @@ PY
 }
 
 # First passes of each tool at N = 64, not measured: Headroom loads its
-# table, and the node's JIT compiles the read and write paths. On a cold
-# node the first runs go at half the speed of later ones, and after one
-# pass each the node still sped up from run to run, so that whichever tool
-# went second was favoured. At least WARMUP passes (default 3), then more
-# until latte's throughput in a pass is within WARM_TOL percent (default
-# 5) of the pass before, at most WARMUP_MAX passes (default 10): on a
-# slower machine (2026-12-01) the node was still 1.5 times faster in the
-# third measured round than in the second after three passes.
-prev=0 pass=0
+# own table (SAME_TABLE=0), and the node's JIT compiles the read and write paths. A node
+# pinned to one core compiles slowly, because its compiler threads share
+# that core with the request threads: after twelve passes (7 minutes) it
+# still had 300-400 methods waiting in its compile queue and spent 10-14%
+# of its CPU compiling, and its throughput grew from 1,000 to 5,400 ok/s
+# over those passes (2026-12-02), so that a later run was favoured over
+# an earlier one all through the rounds. So during the warm-up the node
+# may use every core (NODE_CPUS pins it again for the rounds), and the
+# passes go on, at least WARMUP (default 3) and at most WARMUP_MAX
+# (default 20), until the node's compile queues hold at most WARM_QUEUE
+# methods (default 10) and it spent at most WARM_JIT percent (default 3)
+# of its CPU in the pass compiling.
+all_cpus="0-$(( $(nproc) - 1 ))"
+repin() { local p; for p in "${pids[@]}"; do taskset -a -p -c "$1" "$p" > /dev/null; done; }
+# jit_queue: the methods waiting in (or being compiled by) the node(s)'
+# JIT compilers.
+jit_queue() {
+	local p q=0
+	for p in "${pids[@]}"; do
+		q=$(( q + $(jcmd "$p" Compiler.queue 2>/dev/null | grep -c '::' || true) ))
+	done
+	echo "$q"
+}
+[ -n "${NODE_CPUS:-}" ] && repin "$all_cpus"
+pass=0
 while :; do
 	pass=$((pass + 1))
+	node_snap "$work/snap0"
 	read -r wt _ < <(latte_run 64)
 	headroom_run 64 > /dev/null
-	printf 'warm-up pass %d: latte %.0f ok/s at N = 64\n' "$pass" "$wt" >&2
-	steady=$(python3 -c "print(int($prev > 0 and abs($wt - $prev) <= ${WARM_TOL:-5} / 100 * $prev))")
-	prev=$wt
+	node_snap "$work/snap1"
+	read -r c j _ < <(node_cpu "$work/snap0" "$work/snap1")
+	jit=$(python3 -c "print(round($j / $c * 100, 1))")
+	queue=$(jit_queue)
+	printf 'warm-up pass %d: latte %.0f ok/s at N = 64; the node spent %.1f%% of its CPU compiling, %d methods wait\n' "$pass" "$wt" "$jit" "$queue" >&2
+	steady=$(python3 -c "print(int($queue <= ${WARM_QUEUE:-10} and $jit <= ${WARM_JIT:-3}))")
 	[ "$pass" -ge "${WARMUP:-3}" ] && [ "$steady" = 1 ] && break
-	if [ "$pass" -ge "${WARMUP_MAX:-10}" ]; then
-		echo "warm-up: latte's throughput still moved by more than ${WARM_TOL:-5}% after $pass passes; the rounds may favour the tool that goes second" >&2
+	if [ "$pass" -ge "${WARMUP_MAX:-20}" ]; then
+		echo "warm-up: the node was still compiling after $pass passes; the rounds may favour the tool that goes later" >&2
 		break
 	fi
 done
+[ -n "${NODE_CPUS:-}" ] && repin "$NODE_CPUS"
 echo "warmed up after $pass passes" >&2
+
+# A compaction is the node's own work, triggered by the writes of both
+# tools, and it falls on whichever run is going when a memtable flush
+# completes a tier: 5-10% of the node's CPU in one run of a round and
+# none in the next (2026-12-02). So the node compacts neither table by
+# itself during the rounds: before each concurrency of each round both
+# are flushed and compacted into one SSTable each (settle), and the runs
+# that follow start from the same state. AUTOCOMPACT=1 leaves the node
+# compacting as it would.
+# Each run's updates are flushed into SSTables of their own, and reads
+# of a key then merge more of them: with no compaction at all the node's
+# throughput fell by 40% over a four-round bench. So settle (below)
+# compacts the tables again before each concurrency of each round.
+settle() {
+	[ "${AUTOCOMPACT:-}" = 1 ] && return 0
+	local i ks
+	for i in $(seq "$nodes"); do
+		for ks in latte $([ "$hr_keyspace" = headroom ] && echo headroom); do
+			nodetool "$i" flush "$ks" usertable > /dev/null
+			nodetool "$i" compact "$ks" usertable > /dev/null
+			nodetool "$i" disableautocompaction "$ks" usertable > /dev/null
+		done
+	done
+}
 
 # alt_run N ROUND: the ALT_BIN / ALT_ENV run of this round, if asked for.
 alt_run() {
@@ -336,6 +488,16 @@ one() {
 	echo "$(cat "$work/out.txt") $(cat "$work/node.txt")" >> "$work/$1.runs"
 	printf '%s %.0f  ' "$1" "$(cut -d' ' -f1 "$work/out.txt")" >> "$work/order.txt"
 	node_view "$round" "$2" "$1"
+	sstables "$1"
+}
+# sstables TOOL: each table's SSTables and memtable cells on the first
+# node after TOOL's run (the node does not compact them during the rounds
+# unless AUTOCOMPACT=1, so more SSTables mean more of them per read).
+sstables() {
+	[ "${AUTOCOMPACT:-}" = 1 ] && return 0
+	{ nodetool 1 tablestats latte.usertable $([ "$hr_keyspace" = headroom ] && echo headroom.usertable) 2>/dev/null || true; } |
+		awk -v tool="$1" '/Keyspace: /{ks=$2} /^[ \t]*SSTable count:/{n[ks]=$3} /Memtable cell count:/{m[ks]=$4}
+			END{printf "after %s: SSTables latte %s headroom %s; memtable cells latte %s headroom %s\n", tool, n["latte"], n["headroom"], m["latte"], m["headroom"]}' >&2
 }
 # mean FILE: the column means of FILE's lines, but the sum of the third
 # column (errors).
@@ -358,6 +520,7 @@ for round in $(seq "$rounds"); do
 		# its two runs, which cancels a node that speeds up (or slows down)
 		# steadily through the round.
 		rm -f "$work/latte.runs" "$work/headroom.runs" "$work/order.txt"
+		settle
 		if [ $(( round % 2 )) = 1 ]; then
 			alt_run "$n" "$round"
 			one latte "$n"

@@ -29,10 +29,11 @@
 # NODE_CPUS=0 CLIENT_CPUS=1 keeps the node(s) on the first core and each
 # tool on the second, so that a tool's own CPU does not come out of the
 # server's; default: both share every core).
-# AUTOCOMPACT=1 lets the node compact the two tables during the rounds
-# (by default both are compacted after the warm-up and not again; see
-# below). Every measured run prints where the node's CPU went (its JIT compiler,
-# compaction and garbage collector threads) and the machine's steal time.
+# AUTOCOMPACT=1 lets the node compact the tables during the rounds (by
+# default the script compacts them before each concurrency of each round
+# and the node does not; see settle below). Every measured run prints
+# where the node's CPU went (its JIT compiler, compaction and garbage
+# collector threads), the machine's steal time and the tables' SSTables.
 # Experiments (docs/performance.md (g)): ALT_BIN (another headroom build)
 # and/or ALT_ENV (environment for it, e.g. "GOGC=100") add a third run to
 # every round, first in odd rounds and last in even ones, printed beside
@@ -261,12 +262,11 @@ measured() {
 			-p "$(IFS=,; echo "${pids[*]}")" -o "$work/node-perf.txt" &
 		perf=$!
 	fi
-	local jfr=()
 	if [ -n "${NODE_JFR:-}" ]; then
 		jfr_seq=$((jfr_seq + 1))
 		for p in "${pids[@]}"; do
-			jfr+=("$NODE_JFR/$(printf 'r%d-n%d-%02d-%s-%s' "$round" "$2" "$jfr_seq" "$1" "$p").jfr")
-			jcmd "$p" JFR.start name=bench settings=profile filename="${jfr[-1]}" > /dev/null
+			jcmd "$p" JFR.start name=bench settings=profile \
+				filename="$NODE_JFR/$(printf 'r%d-n%d-%02d-%s-%s' "$round" "$2" "$jfr_seq" "$1" "$p").jfr" > /dev/null
 		done
 	fi
 	local c j k g
@@ -280,8 +280,6 @@ measured() {
 		[ -n "${NODE_JFR:-}" ] && jcmd "$p" JFR.stop name=bench > /dev/null
 	done
 	python3 -c "print($c, $w1 - $w0)" > "$work/node.txt"
-	# CPU time the hypervisor gave to others while this machine wanted it
-	# (steal), as a share of the run's wall time over all cores
 	# where the node's CPU went over the run, and the CPU time the
 	# hypervisor gave to others while this machine wanted it (steal), as a
 	# share of the run's wall time over all cores
@@ -390,12 +388,12 @@ PY
 }
 
 # First passes of each tool at N = 64, not measured: Headroom loads its
-# own table (SAME_TABLE=0), and the node's JIT compiles the read and write paths. A node
-# pinned to one core compiles slowly, because its compiler threads share
-# that core with the request threads: after twelve passes (7 minutes) it
-# still had 300-400 methods waiting in its compile queue and spent 10-14%
-# of its CPU compiling, and its throughput grew from 1,000 to 5,400 ok/s
-# over those passes (2026-12-02), so that a later run was favoured over
+# own table (SAME_TABLE=0), and the node's JIT compiles the read and
+# write paths. A node pinned to one core compiles slowly, because its
+# compiler threads share that core with the request threads: after twelve
+# passes (7 minutes) it still had 250-420 methods waiting in its compile
+# queues and spent 8-12% of its CPU compiling, and latte's throughput grew
+# from 1,022 to 5,030 ok/s over those passes (2026-12-02), so that a later run was favoured over
 # an earlier one all through the rounds. So during the warm-up the node
 # may use every core (NODE_CPUS pins it again for the rounds), and the
 # passes go on, at least WARMUP (default 3) and at most WARMUP_MAX
@@ -439,22 +437,27 @@ echo "warmed up after $pass passes" >&2
 # tools, and it falls on whichever run is going when a memtable flush
 # completes a tier: 5-10% of the node's CPU in one run of a round and
 # none in the next (2026-12-02). So the node compacts neither table by
-# itself during the rounds: before each concurrency of each round both
-# are flushed and compacted into one SSTable each (settle), and the runs
-# that follow start from the same state. AUTOCOMPACT=1 leaves the node
-# compacting as it would.
-# Each run's updates are flushed into SSTables of their own, and reads
-# of a key then merge more of them: with no compaction at all the node's
-# throughput fell by 40% over a four-round bench. So settle (below)
-# compacts the tables again before each concurrency of each round.
+# itself during the rounds. Without any compaction, though, each run's
+# updates are flushed into SSTables of their own, reads merge more and
+# more of them, and the node's throughput fell by 40% over a four-round
+# bench; so settle flushes and compacts both tables into one SSTable each
+# before each concurrency of each round, and the runs that follow start
+# from the same state. AUTOCOMPACT=1 leaves the node compacting as it
+# would.
+tables=(latte)
+[ "$hr_keyspace" = headroom ] && tables+=(headroom)
+if [ "${AUTOCOMPACT:-}" != 1 ]; then
+	for i in $(seq "$nodes"); do
+		for ks in "${tables[@]}"; do nodetool "$i" disableautocompaction "$ks" usertable > /dev/null; done
+	done
+fi
 settle() {
 	[ "${AUTOCOMPACT:-}" = 1 ] && return 0
 	local i ks
 	for i in $(seq "$nodes"); do
-		for ks in latte $([ "$hr_keyspace" = headroom ] && echo headroom); do
+		for ks in "${tables[@]}"; do
 			nodetool "$i" flush "$ks" usertable > /dev/null
 			nodetool "$i" compact "$ks" usertable > /dev/null
-			nodetool "$i" disableautocompaction "$ks" usertable > /dev/null
 		done
 	done
 }
@@ -495,9 +498,9 @@ one() {
 # unless AUTOCOMPACT=1, so more SSTables mean more of them per read).
 sstables() {
 	[ "${AUTOCOMPACT:-}" = 1 ] && return 0
-	{ nodetool 1 tablestats latte.usertable $([ "$hr_keyspace" = headroom ] && echo headroom.usertable) 2>/dev/null || true; } |
-		awk -v tool="$1" '/Keyspace: /{ks=$2} /^[ \t]*SSTable count:/{n[ks]=$3} /Memtable cell count:/{m[ks]=$4}
-			END{printf "after %s: SSTables latte %s headroom %s; memtable cells latte %s headroom %s\n", tool, n["latte"], n["headroom"], m["latte"], m["headroom"]}' >&2
+	{ nodetool 1 tablestats "${tables[@]/%/.usertable}" 2>/dev/null || true; } |
+		awk -v tool="$1" '/Keyspace: /{ks=$2} /^[ \t]*SSTable count:/{s = s sprintf("; %s: %s SSTables", ks, $3)}
+			/Memtable cell count:/{s = s sprintf(", %s memtable cells", $4)} END{print "after " tool s}' >&2
 }
 # mean FILE: the column means of FILE's lines, but the sum of the third
 # column (errors).

@@ -33,7 +33,8 @@
 # default the script compacts them before each concurrency of each round
 # and the node does not; see settle below). Every measured run prints
 # where the node's CPU went (its JIT compiler, compaction and garbage
-# collector threads), the machine's steal time and the tables' SSTables.
+# collector threads), the machine's steal time and the tables' SSTables,
+# and a Headroom run with errors prints them by kind.
 # Experiments (docs/performance.md (g)): ALT_BIN (another headroom build)
 # and/or ALT_ENV (environment for it, e.g. "GOGC=100") add a third run to
 # every round, first in odd rounds and last in even ones, printed beside
@@ -384,6 +385,16 @@ if os.path.exists(sys.argv[3]):
             sc[f[2][len("syscalls:sys_enter_"):]] = int(f[0])
 reqs = max(float(run["throughput"]) * (2 + float(sys.argv[4])), 1)
 print(run["throughput"], p99, run["errors"], cpu, sc["write"] / reqs, sc["read"] / reqs)
+PY
+	# A failed request is counted, not retried (latte retries a timeout or
+	# an overloaded node up to 3 times by default and counts only what still
+	# fails), so say what failed.
+	python3 - "$dir/results.db" "$1" <<'PY' >&2
+import sqlite3, sys
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True)
+kinds = db.execute("SELECT kind, sum(count) FROM interval_error WHERE phase = 'measure' GROUP BY kind ORDER BY 2 DESC").fetchall()
+if kinds:
+    print("headroom N=%s: errors in the measured phase: %s" % (sys.argv[2], ", ".join("%s %d" % k for k in kinds)))
 PY
 }
 

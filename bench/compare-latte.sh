@@ -30,8 +30,8 @@
 # tool on the second, so that a tool's own CPU does not come out of the
 # server's; default: both share every core).
 # AUTOCOMPACT=1 lets the node compact the tables during the rounds (by
-# default the script compacts them before each concurrency of each round
-# and the node does not; see settle below). Every measured run prints
+# default the script compacts them before each measured run and the
+# node does not; see settle below). Every measured run prints
 # where the node's CPU went (its JIT compiler, compaction and garbage
 # collector threads), the machine's steal time and the tables' SSTables,
 # and a Headroom run with errors prints them by kind.
@@ -57,9 +57,9 @@
 # latte's keys ("user<i>": insert_order ordered) and no population, so
 # that the node serves both tools from the same rows; SAME_TABLE=0 gives
 # Headroom its own table (keyspace headroom, populated by its first
-# run) with YCSB's hashed keys, or with latte's if KEYS=ordered. On
-# separate tables the node spent 14-29% more CPU per Headroom request,
-# over half of it for the data (docs/performance.md (g)).
+# run) with YCSB's hashed keys, or with latte's if KEYS=ordered. (With
+# the tables compacted, separate tables cost the node at most 8% more CPU
+# per Headroom request, with either kind of key: docs/performance.md (g).)
 # Replication factor: min(3, nodes).
 #
 # The script runs its own Cassandra 5.0 node(s) from Headroom's jar cache
@@ -251,13 +251,15 @@ PY
 steal() { awk '/^cpu /{print $9; exit}' /proc/stat; }
 jfr_seq=0
 round=0
-# measured TOOL N: runs TOOL_run N with its output in $work/out.txt and
-# the node(s)' CPU seconds and the wall seconds it took in $work/node.txt.
+# measured TOOL N: settles the tables (see settle), then runs TOOL_run N
+# with its output in $work/out.txt and the node(s)' CPU seconds and the
+# wall seconds it took in $work/node.txt.
 # NODE_SYSCALLS=1 also counts the node(s)' read, write and epoll_wait
 # system calls over the run (perf stat on the JVMs) and prints them per
 # request.
 measured() {
 	local w0 w1 s0 s1 perf=
+	settle
 	if [ "${NODE_SYSCALLS:-}" = 1 ]; then
 		perf stat -x, -e syscalls:sys_enter_read,syscalls:sys_enter_write,syscalls:sys_enter_epoll_wait \
 			-p "$(IFS=,; echo "${pids[*]}")" -o "$work/node-perf.txt" &
@@ -451,10 +453,14 @@ echo "warmed up after $pass passes" >&2
 # itself during the rounds. Without any compaction, though, each run's
 # updates are flushed into SSTables of their own, reads merge more and
 # more of them, and the node's throughput fell by 40% over a four-round
-# bench; so settle flushes and compacts both tables into one SSTable each
-# before each concurrency of each round, and the runs that follow start
-# from the same state. AUTOCOMPACT=1 leaves the node compacting as it
-# would.
+# bench. Compacting before each concurrency of each round was not enough
+# on a fast node: at 20,000-30,000 ok/s its memtables flushed several
+# times in each run, up to 8 SSTables a table piled up over the three
+# runs of a set, and the set's third run was up to 40% slower than its first
+# whichever tool it was (2026-12-03). So settle flushes and compacts both
+# tables into one SSTable each before every measured run, and every run
+# starts from the same state. AUTOCOMPACT=1 leaves the node compacting as
+# it would.
 tables=(latte)
 [ "$hr_keyspace" = headroom ] && tables+=(headroom)
 if [ "${AUTOCOMPACT:-}" != 1 ]; then
@@ -534,7 +540,6 @@ for round in $(seq "$rounds"); do
 		# its two runs, which cancels a node that speeds up (or slows down)
 		# steadily through the round.
 		rm -f "$work/latte.runs" "$work/headroom.runs" "$work/order.txt"
-		settle
 		if [ $(( round % 2 )) = 1 ]; then
 			alt_run "$n" "$round"
 			one latte "$n"

@@ -455,7 +455,7 @@ echo "warmed up after $pass passes" >&2
 # more of them, and the node's throughput fell by 40% over a four-round
 # bench. Compacting before each concurrency of each round was not enough
 # on a fast node: at 20,000-30,000 ok/s its memtables flushed several
-# times in each run, up to 8 SSTables a table piled up over the three
+# times in each run, up to 11 SSTables a table piled up over the three
 # runs of a set, and the set's third run was up to 40% slower than its first
 # whichever tool it was (2026-12-03). So settle flushes and compacts both
 # tables into one SSTable each before every measured run, and every run

@@ -534,8 +534,8 @@ PY
 results=$work/results.txt
 for round in $(seq "$rounds"); do
 	for n in $clients; do
-		# Alternate which tool goes first, so that neither always meets the
-		# compactions the other's writes left behind. BRACKET=1: the tool
+		# Alternate which tool goes first, so that neither always runs on a
+		# node the other has just warmed (or tired). BRACKET=1: the tool
 		# that goes first also goes last, and its figures are the means of
 		# its two runs, which cancels a node that speeds up (or slows down)
 		# steadily through the round.

@@ -85,7 +85,7 @@ func needPostgres(t *testing.T) {
 
 // The empirical controller over two tiers
 // (examples/controller-two-tier.yaml): application servers on a whole
-// vCPU in front of a PostgreSQL primary on a tenth of one, whose replicas
+// vCPU in front of a PostgreSQL primary on 3% of one, whose replicas
 // share the reads. The load steps from 30 to 1,200 req/s of point reads
 // and back; the database node is the designed bottleneck. The controller
 // must grow the database tier first (the horizontal model takes the tier

@@ -110,8 +110,8 @@ output: out
 			}
 			anyLimited = anyLimited || sum.ClientLimited
 			// The starved ring serves under 90% of its top level, 2400 req/s
-			// (on a slow day it served up to 260 ok/s; a machine five times
-			// faster, as on 2026-12-03, served 804 of 800). The starved
+			// (on a slow day it served up to 260 ok/s; the several times
+			// faster CI machine of 2026-12-03 served 804 of 800). The starved
 			// agent's rate says less: it sends in bursts between its quota's
 			// throttled periods; its late sends are the evidence, and the
 			// verdict counts them.

@@ -207,7 +207,7 @@ func runThenVerify(t *testing.T, path string) (db, out string) {
 // How much a second node adds is Cassandra's, not Headroom's, and a JVM
 // at a quarter of a core is not a steady server: one node served 280 to
 // 714 req/s from run to run on a slow day of the development machine, and
-// 2163 to 3189 on the fast one, where two fresh nodes served from 0.86 to
+// 1281 to 3189 on the fast one, where two fresh nodes served from 0.86 to
 // 2.06 times what one fresh node did (15-60 s of warm-up; both JVMs were
 // still compiling, and a second repetition minutes later ran 17% and 37%
 // faster). So the test asks for no particular gain; it logs it. A second

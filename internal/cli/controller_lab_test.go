@@ -201,9 +201,10 @@ func runControllerExample(t *testing.T, name string) (*results.Results, store.Ru
 
 // The empirical controller scaling a database tier
 // (examples/controller-cassandra.yaml): one Cassandra node at a quarter of
-// a vCPU cannot serve the step from 40 to 2,500 req/s and the ODS has
-// nothing near that load, so the horizontal model must add a node to the
-// ring on the scale-up path, and the node must bootstrap and serve. After
+// a vCPU cannot serve the step from 40 to 5,000 req/s (twice the most one
+// node has served, in CI on 2026-12-03) and the ODS has nothing near that
+// load, so the horizontal model must add a node to the ring on the
+// scale-up path, and the node must bootstrap and serve. After
 // the step down the horizontal model cannot shrink the ring (its JVMs keep
 // their CPU near the quota at any load), so the decommission must come
 // from the ODS: the first phase's seconds of one node serving 40 req/s

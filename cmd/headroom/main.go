@@ -8,16 +8,9 @@ import (
 	"runtime/trace"
 
 	"github.com/headroom-dev/headroom/internal/cli"
-	"github.com/headroom-dev/headroom/internal/gcpolicy"
 )
 
 func main() {
-	// A rarer, memory-bounded collector: the client's own cycles delay
-	// the requests it measures (internal/gcpolicy).
-	p := gcpolicy.Apply(os.Getenv)
-	if os.Getenv("HEADROOM_DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, "headroom: collector: GOGC %d (0: the environment's), soft memory limit %d bytes (0: none set)\n", p.Percent, p.MemLimit)
-	}
 	stop := startTrace(os.Getenv("HEADROOM_TRACE"))
 	code := cli.Main(os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -30,6 +30,7 @@ The coordinator starts agents on lab and ssh hosts itself; start one by
 hand (or from a Kubernetes Job) for a coordinator that waits for it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			useLoadCollector(c.ErrOrStderr())
 			if connect == "" || name == "" {
 				return &exitError{ExitUsage, "headroom agent needs --connect HOST:PORT and --name NAME"}
 			}

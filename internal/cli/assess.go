@@ -87,6 +87,7 @@ one call takes one step from the treatments you wrote.`,
 				if save {
 					return &exitError{ExitUsage, "--verify and --save do different jobs; run headroom assess --save first, then --verify"}
 				}
+				useLoadCollector(c.ErrOrStderr())
 				return verifyRecommendations(c.OutOrStdout(), c.ErrOrStderr(), args[0], opt, quiet) // assess_verify.go
 			}
 			return withResults(args[0], func(r *results.Results) error {

@@ -74,6 +74,7 @@ report.json are written beside them (see docs/report.md).`,
   headroom probe web.yaml --rtt-addr 10.0.0.5:80`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			useLoadCollector(c.ErrOrStderr())
 			return runProbe(c, args[0], f)
 		},
 	}

@@ -81,6 +81,7 @@ finishes the campaign later without repeating completed runs.`,
 		Example: `  headroom run examples/quickstart.yaml
   headroom run --resume results/quickstart-20261123-101500`,
 		RunE: func(c *cobra.Command, args []string) error {
+			useLoadCollector(c.ErrOrStderr())
 			if (resume == "") == (len(args) == 0) || len(args) > 1 {
 				return &exitError{ExitUsage, "give either one spec file or --resume RESULTS_DIR (see headroom run --help)"}
 			}

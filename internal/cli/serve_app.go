@@ -20,6 +20,7 @@ func newServeAppCmd() *cobra.Command {
 		// run the server from their test binary, parse them the same way.
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
+			useLoadCollector(c.ErrOrStderr())
 			if code := apptier.Main(args, c.OutOrStdout(), c.ErrOrStderr()); code != 0 {
 				return &exitError{code: code}
 			}

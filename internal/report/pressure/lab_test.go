@@ -54,9 +54,13 @@ func shortAisle(t *testing.T, dir string) *spec.Spec {
 	// Costs divide by each treatment's capacity figure, which with an SLO
 	// needs a level that meets it: at this one rate the 300-IOPS volume
 	// does not, so the short run judges no SLO. A busy test machine's
-	// sub-millisecond scheduling delays are not what this test is about.
+	// scheduling delays are not what this test is about: without an SLO
+	// the client verdict judges the p99, and a client that sends more than
+	// 1% of requests later than late_after by its own delay is limited.
+	// At 5 ms, the 1800-IOPS run of a CI rehearsal on 2026-12-03 (test
+	// packages running beside it) was judged so, and had no capacity.
 	delete(doc, "slo")
-	ld["late_after"] = "5ms"
+	ld["late_after"] = "20ms"
 	doc["phases"] = map[string]any{"warmup": "3s", "measure": "8s"}
 	// No process samples: the server's short-lived backends can exit
 	// between being listed and being opened by the sampler, which fails a

@@ -229,7 +229,7 @@ func (ss *Session) Open(ctx context.Context, t Treatment) (_ *Setup, err error) 
 			}
 		}
 	}()
-	if su.Hosts, err = prov.Up(ctx, infra.UpOptions{Note: prog.Note}); err != nil {
+	if su.Hosts, err = prov.Up(ctx, infra.UpOptions{Note: prog.Note, Campaign: s.Name, Results: absDir(ss.Dir)}); err != nil {
 		return nil, fmt.Errorf("%s: %w", prov.Name(), err)
 	}
 	if err := su.describe(); err != nil {
@@ -332,4 +332,13 @@ func (su *Setup) Close() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// absDir is dir made absolute where it can be: a lab's owner record is read
+// from other directories, where a relative path points nowhere.
+func absDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }

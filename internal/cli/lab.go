@@ -3,15 +3,18 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/headroom-dev/headroom/internal/cpuref"
 	"github.com/headroom-dev/headroom/internal/lab"
 	"github.com/headroom-dev/headroom/internal/spec"
 )
@@ -27,7 +30,7 @@ with a lab: section brings its lab up and down by itself; these commands are
 for looking at a lab, keeping one up between campaigns, and cleaning up.
 See docs/lab.md.`,
 	}
-	c.AddCommand(newLabUpCmd(), newLabStatusCmd(), newLabDownCmd(), newLabExecCmd(), newLabCatalogCmd())
+	c.AddCommand(newLabUpCmd(), newLabStatusCmd(), newLabDownCmd(), newLabExecCmd(), newLabCatalogCmd(), newLabCalibrateCmd())
 	return c
 }
 
@@ -127,11 +130,18 @@ func newLabStatusCmd() *cobra.Command {
 	}
 }
 
-func printLab(out interface{ Write([]byte) (int, error) }, st lab.State) {
+func printLab(out io.Writer, st lab.State) {
 	fmt.Fprintf(out, "lab %s: %d hosts on %s (gateway %s, cgroup %s), up since %s\n",
 		st.Name, len(st.Hosts), st.Subnet, st.Gateway, st.Cgroups, st.Created.Format("2006-01-02 15:04:05 UTC"))
+	printOwner(out, st)
+	fmt.Fprintln(out, "  "+st.ComputeUnit.String())
+	if st.ComputeUnit != nil {
+		for _, n := range st.ComputeUnit.Notes {
+			fmt.Fprintln(out, "  note: "+n)
+		}
+	}
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tTYPE\tADDRESS\tVCPU\tMEMORY\tLINK\tVOLUME\tPROCS\t$/HOUR\t$/MONTH")
+	fmt.Fprintln(tw, "HOST\tTYPE\tADDRESS\tVCPU\tCORES\tMEMORY\tLINK\tVOLUME\tPROCS\t$/HOUR\t$/MONTH")
 	var hourly, monthly float64
 	var l *lab.Lab
 	if opened, err := lab.Open(st.Name); err == nil {
@@ -170,23 +180,67 @@ func printLab(out interface{ Write([]byte) (int, error) }, st lab.State) {
 		month := h.PricePerHour*lab.HoursPerMonth + volMonth
 		hourly += h.PricePerHour
 		monthly += month
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%d MiB\t%s\t%s\t%s\t%.3f\t%.2f\n", h.Name, h.Type, h.Addr, h.Now.VCPUs, h.MemoryBytes>>20, link, vol, procs, h.PricePerHour, month)
+		cores := h.Now.Cores
+		if cores == 0 { // a lab made before compute units
+			cores = h.Now.VCPUs
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%.3g\t%d MiB\t%s\t%s\t%s\t%.3f\t%.2f\n", h.Name, h.Type, h.Addr, h.Now.VCPUs, cores, h.MemoryBytes>>20, link, vol, procs, h.PricePerHour, month)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(out, "total: $%.3f per hour for instances, $%.2f per month with volumes (emulated prices from the catalog)\n", hourly, monthly)
 }
 
+// printOwner says whose lab it is and what that means for lab down, in
+// words for someone who did not start it.
+func printOwner(out io.Writer, st lab.State) {
+	since := st.OwnerSince().Format("2006-01-02 15:04:05 UTC")
+	o := st.OwnedBy
+	switch {
+	case st.Owner == 0:
+		fmt.Fprintf(out, "owner: none, the lab was brought up to stay, since %s\n", since)
+	case st.OwnerRunning() || st.Owner == os.Getpid():
+		fmt.Fprintf(out, "owner: process %d, still running, since %s\n", st.Owner, since)
+	default:
+		fmt.Fprintf(out, "owner: process %d, no longer running, since %s\n", st.Owner, since)
+	}
+	for _, f := range [][2]string{{"command", o.Command}, {"campaign", o.Campaign}, {"results", o.Results}} {
+		if f[1] != "" {
+			fmt.Fprintf(out, "  %-9s %s\n", f[0]+":", f[1])
+		}
+	}
+	switch {
+	case st.Owner == 0:
+		fmt.Fprintf(out, "  it stays up until headroom lab down %s; campaigns with the same hosts use it\n", st.Name)
+	case st.OwnerRunning() || st.Owner == os.Getpid():
+		fmt.Fprintf(out, "  that process takes the lab down when it ends; until then lab down refuses it (--force takes it anyway)\n")
+	default:
+		fmt.Fprintf(out, "  the lab was left behind: headroom lab down %s removes it, or a campaign with the same hosts takes it over\n", st.Name)
+	}
+}
+
 func newLabDownCmd() *cobra.Command {
-	var all bool
+	var all, force bool
 	c := &cobra.Command{
 		Use:   "down [NAME]",
-		Short: "Remove a lab (or every lab with --all, the default when no lab is named)",
+		Short: "Remove a lab, or every lab no running campaign owns",
 		Long: `Remove a lab and everything it made: processes on its hosts, namespaces,
 links, cgroups, volume directories and its state file. This works also after
 Headroom was killed in the middle of a campaign. Removing a lab that is not up
-does nothing.`,
+does nothing.
+
+A lab that a campaign still running owns is refused (lab status shows the
+owner): without a name, lab down refuses everything while any lab is in use;
+--all takes down every lab no running process owns and leaves the others;
+--force takes down the lab(s) even from under a running campaign.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
+			// The refusals first: they need no root and say more than
+			// "needs root" to whoever runs this.
+			if !force {
+				if err := refuseLabDown(args, all); err != nil {
+					return err
+				}
+			}
 			if os.Geteuid() != 0 {
 				if len(lab.List()) == 0 {
 					fmt.Fprintln(c.OutOrStdout(), "no lab is up")
@@ -195,10 +249,13 @@ does nothing.`,
 				return errors.New("taking a lab down needs root; run it as root")
 			}
 			var err error
-			if len(args) == 1 && !all {
+			switch {
+			case len(args) == 1 && !all && force:
+				err = lab.ForceDown(args[0])
+			case len(args) == 1 && !all:
 				err = lab.Down(args[0])
-			} else {
-				err = lab.DownAll()
+			default:
+				err = lab.DownAll(force)
 			}
 			if err != nil {
 				return err
@@ -207,8 +264,26 @@ does nothing.`,
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&all, "all", false, "remove every lab")
+	c.Flags().BoolVar(&all, "all", false, "remove every lab whose owner is no longer running, and every lab brought up to stay")
+	c.Flags().BoolVar(&force, "force", false, "remove the lab(s) even while the campaign that owns them runs")
 	return c
+}
+
+// refuseLabDown is lab down's refusal without --force: the named lab while
+// its owner runs, or, without a name or --all, every lab while any is in
+// use (a bare lab down must not take a lab from under a campaign).
+func refuseLabDown(args []string, all bool) error {
+	if len(args) == 1 && !all {
+		return lab.CheckDown(args[0])
+	}
+	if all {
+		return nil // DownAll leaves the labs in use and says so
+	}
+	var errs []error
+	for _, st := range lab.InUse() {
+		errs = append(errs, fmt.Errorf("lab %s is in use by %s, so lab down without a name takes nothing down; wait for that process to end or stop it, take down only the labs nobody uses with headroom lab down --all, or take it down anyway with headroom lab down --force", st.Name, st.DescribeOwner()))
+	}
+	return errors.Join(errs...)
 }
 
 func newLabExecCmd() *cobra.Command {
@@ -302,5 +377,36 @@ provisioned-IOPS volume of the seeds; they are not a provider's offerings.`))
 		},
 	}
 	c.Flags().StringVar(&file, "catalog", "", "a catalog file whose types are added to the shipped ones")
+	return c
+}
+
+func newLabCalibrateCmd() *cobra.Command {
+	var tries, times int
+	c := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Measure this machine's speed per core in compute units (what a lab vCPU gets here)",
+		Long: `Runs the lab's reference workload (integer, hash and memory loops) on one
+thread and prints this machine's speed per core in compute units, what
+other processes and the hypervisor took meanwhile, and how many of this
+machine's cores one vCPU gets. A lab does this when it comes up; this
+command needs no root. See docs/lab.md, "The compute unit".`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if tries < 1 || times < 1 {
+				return errors.New("--tries and --times must be at least 1")
+			}
+			out := c.OutOrStdout()
+			for i := 0; i < times; i++ {
+				m, err := cpuref.Measure(cpuref.Options{Tries: tries})
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(out, "%s; a vCPU gets %.3g cores (took %v)\n", m, 1/m.Score, m.Took.Round(time.Millisecond))
+			}
+			return nil
+		},
+	}
+	c.Flags().IntVar(&tries, "tries", 5, "runs of each part; the median is kept")
+	c.Flags().IntVar(&times, "times", 1, "calibrations to print, one after another")
 	return c
 }

@@ -1,10 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-dev/headroom/internal/lab"
 )
@@ -41,6 +45,12 @@ lab:
 	out, _, code = headroom(t, "lab", "status")
 	if code != 0 || !strings.Contains(out, "t-cli-lab") || !strings.Contains(out, "10.201.") {
 		t.Errorf("lab status: exit %d\n%s", code, out)
+	}
+	// What a vCPU is on this machine, and each host's quota in its cores.
+	for _, want := range []string{"compute unit: a vCPU is the work of", "compute units per core", "CORES"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lab status lacks %q:\n%s", want, out)
+		}
 	}
 	// A command on a host sees the host's network and cgroups.
 	out, errOut, code = headroom(t, "lab", "exec", "--lab", "t-cli-lab", "db2", "--", "sh", "-c", "cat /proc/net/dev /proc/self/cgroup")
@@ -82,5 +92,93 @@ lab:
 	_, errOut, code = headroom(t, "lab", "up", spec)
 	if code == 0 || !strings.Contains(errOut, `lab.hosts[0].type: "huge" is not in the catalog`) {
 		t.Errorf("bad type: exit %d, %q", code, errOut)
+	}
+}
+
+// lab down refuses a lab whose owner still runs, and lab status names the
+// owner; both in-process on state files of the test's own (no root).
+func TestLabDownRefusesALabInUse(t *testing.T) {
+	old := lab.StateDir
+	lab.StateDir = t.TempDir()
+	t.Cleanup(func() { lab.StateDir = old })
+	owner := exec.Command("sleep", "30") // stands for a running campaign
+	if err := owner.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = owner.Process.Kill(); _ = owner.Wait() })
+	gone := exec.Command("true") // a campaign that was killed
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	since := time.Date(2026, 12, 3, 10, 0, 3, 0, time.UTC)
+	running := lab.Owner{Command: "headroom run aisle.yaml", Campaign: "aisle", Results: "/srv/results/aisle-1", Since: since}
+	for _, st := range []lab.State{
+		{Name: "t-cli-busy", Created: since, Owner: owner.Process.Pid, OwnedBy: running},
+		{Name: "t-cli-left", Created: since, Owner: gone.Process.Pid, OwnedBy: lab.Owner{Command: "headroom run old.yaml", Campaign: "old", Since: since}},
+		{Name: "t-cli-kept", Created: since, OwnedBy: lab.Owner{Command: "headroom lab up kept.yaml", Since: since}},
+	} {
+		b, err := json.Marshal(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(lab.StateDir, st.Name+".json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pid := fmt.Sprint(owner.Process.Pid)
+	named := []string{"lab t-cli-busy is in use by process " + pid, "headroom run aisle.yaml", "campaign aisle", "results in /srv/results/aisle-1", "since 2026-12-03 10:00:03 UTC"}
+
+	_, errOut, code := runCommand(t, newLabCmd(), "down")
+	if code == 0 {
+		t.Fatal("lab down without a name took labs down while one is in use")
+	}
+	for _, want := range append(named, "headroom lab down --all", "headroom lab down --force") {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("lab down's refusal lacks %q: %s", want, errOut)
+		}
+	}
+	_, errOut, code = runCommand(t, newLabCmd(), "down", "t-cli-busy")
+	if code == 0 {
+		t.Fatal("lab down t-cli-busy took down a lab in use")
+	}
+	for _, want := range append(named, "headroom lab down --force t-cli-busy") {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("lab down t-cli-busy's refusal lacks %q: %s", want, errOut)
+		}
+	}
+	for _, name := range []string{"t-cli-busy", "t-cli-left", "t-cli-kept"} {
+		if _, err := os.Stat(filepath.Join(lab.StateDir, name+".json")); err != nil {
+			t.Errorf("a refused lab down removed %s: %v", name, err)
+		}
+	}
+
+	out, errOut, code := runCommand(t, newLabCmd(), "status")
+	if code != 0 {
+		t.Fatalf("lab status: exit %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"owner: process " + pid + ", still running, since 2026-12-03 10:00:03 UTC",
+		"command:  headroom run aisle.yaml", "campaign: aisle", "results:  /srv/results/aisle-1",
+		"lab down refuses it (--force takes it anyway)",
+		"owner: process " + fmt.Sprint(gone.Process.Pid) + ", no longer running",
+		"left behind: headroom lab down t-cli-left removes it",
+		"owner: none, the lab was brought up to stay", "command:  headroom lab up kept.yaml",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lab status lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// lab calibrate needs no root and prints the machine's speed in compute
+// units and what a vCPU gets; bad counts are one sentence.
+func TestLabCalibrate(t *testing.T) {
+	out, errOut, code := headroom(t, "lab", "calibrate", "--tries", "1")
+	if code != 0 || !strings.Contains(out, "compute units per core (integer") || !strings.Contains(out, "a vCPU gets") {
+		t.Errorf("lab calibrate: exit %d\n%s%s", code, out, errOut)
+	}
+	_, errOut, code = headroom(t, "lab", "calibrate", "--tries", "0")
+	if code == 0 || !strings.Contains(errOut, "--tries and --times must be at least 1") {
+		t.Errorf("lab calibrate --tries 0: exit %d, %q", code, errOut)
 	}
 }

@@ -43,11 +43,14 @@ spec expands to. Exits 1 if any spec has a problem.`,
 				}
 				fmt.Fprintf(c.OutOrStdout(), "%s: ok: %s%d runs (%s), about %v\n",
 					path, upTo, plannedRuns(s), shape, plannedDuration(s).Round(time.Second))
-				for _, l := range append(treatmentLines(s), sweepLines(s)...) { // sweep.go
+				for _, l := range append(append(treatmentLines(s), sweepLines(s)...), relativeLines(s)...) { // sweep.go, relative.go
 					fmt.Fprintln(c.OutOrStdout(), "  "+l)
 				}
 				if s.Lab != nil {
 					fmt.Fprintln(c.OutOrStdout(), "  "+labLine(s))
+					for _, l := range computeUnitLines(s) {
+						fmt.Fprintln(c.OutOrStdout(), "  "+l)
+					}
 				}
 			}
 			if bad > 0 {
@@ -166,4 +169,23 @@ func treatmentLines(s *spec.Spec) []string {
 		order = append(order, name)
 	}
 	return append(out, "run order: "+strings.Join(order, ", "))
+}
+
+// computeUnitLines say what the lab's vCPUs would be on this machine now
+// (the lab measures again when it comes up), and where a host could not
+// get its share.
+func computeUnitLines(s *spec.Spec) []string {
+	hosts, _, err := s.Lab.Resolve(filepath.Dir(s.File))
+	if err != nil {
+		return nil
+	}
+	cu, err := lab.Calibrate(s.Lab.ComputeUnit, hosts)
+	if err != nil {
+		return []string{"compute unit: " + err.Error()}
+	}
+	out := []string{cu.String() + " (measured now; the lab measures again when it comes up)"}
+	for _, n := range cu.Notes {
+		out = append(out, "note: "+n)
+	}
+	return out
 }

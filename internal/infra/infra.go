@@ -36,6 +36,9 @@ type Provider interface {
 type UpOptions struct {
 	// Note hears one line per step (bringing a host up); nil = quiet.
 	Note func(string)
+	// Campaign and Results say who brings the hosts up, for providers that
+	// record an owner (the lab: lab status names it).
+	Campaign, Results string
 }
 
 // Notef formats a line for o.Note, when it is set.

@@ -30,6 +30,9 @@ type Definition struct {
 	// the first run, as restoring a cloud volume from a snapshot would
 	// (unthrottle.go; docs/lab.md says how this departs from a provider).
 	PopulateUnthrottled bool `yaml:"populate_unthrottled"`
+	// ComputeUnit is what a vCPU means (computeunit.go): "reference"
+	// (default) or "machine".
+	ComputeUnit string `yaml:"compute_unit"`
 	// Regions shape the links between hosts of different regions
 	// (regions.go); hosts name theirs with region:.
 	Regions []RegionSpec `yaml:"regions"`
@@ -103,6 +106,9 @@ func (d *Definition) Resolve(specDir string) ([]HostConfig, *Catalog, error) {
 func (d *Definition) resolve(cat *Catalog) ([]HostConfig, error) {
 	if d.Name != "" && !validLabName(d.Name) {
 		return nil, fmt.Errorf("lab.name: %q must be 1 to 24 letters, digits, '.', '_' or '-'", d.Name)
+	}
+	if err := CheckComputeUnit(d.ComputeUnit); err != nil {
+		return nil, err
 	}
 	if len(d.Hosts) == 0 {
 		return nil, fmt.Errorf("lab.hosts: required; list at least one host like {name: db1, type: small}")

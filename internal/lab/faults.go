@@ -95,10 +95,11 @@ func (l *Lab) SetCPU(host string, vcpus float64) error {
 		return fmt.Errorf("vcpus must be positive, got %v", vcpus)
 	}
 	return l.update(host, func(h *HostState) error {
-		if err := l.cg.setCPU(h.Cgroup, vcpus); err != nil {
+		cores := l.state.ComputeUnit.CoresFor(vcpus)
+		if err := l.cg.setCPU(h.Cgroup, cores); err != nil {
 			return err
 		}
-		h.Now.VCPUs = vcpus
+		h.Now.VCPUs, h.Now.Cores = vcpus, cores
 		return nil
 	})
 }

@@ -45,6 +45,7 @@ type State struct {
 	Hosts     []HostState `json:"hosts"`
 	Catalog   *Catalog    `json:"catalog"`               // the types the lab was made from
 	Owner     int         `json:"owner_pid,omitempty"`   // the campaign process that takes it down; 0 = kept until lab down
+	OwnedBy   Owner       `json:"owner,omitzero"`        // who that is, in words (owner.go)
 	Partition bool        `json:"partitioned,omitempty"` // partition rules may be in place
 	// Pending are hosts being added or removed while the lab runs
 	// (scale.go): lab down removes them too.
@@ -52,6 +53,9 @@ type State struct {
 	// Released are the definitions of hosts removed while the lab ran, so
 	// that a host added again under its name comes back as it was.
 	Released []HostConfig `json:"released,omitempty"`
+	// ComputeUnit is what a vCPU means on this machine (computeunit.go);
+	// nil in labs made before it existed: a vCPU is a core.
+	ComputeUnit *ComputeUnit `json:"compute_unit,omitempty"`
 }
 
 // HostState is one host as created, with its current (possibly changed)
@@ -77,6 +81,9 @@ type Limits struct {
 	Stopped     bool    `json:"stopped,omitempty"`
 	LinkDown    bool    `json:"link_down,omitempty"`
 	DiskStalled bool    `json:"disk_stalled,omitempty"` // its volume serves no I/O (stall_disk)
+	// Cores is the CPU quota in force, in this machine's cores: VCPUs
+	// converted by the lab's compute unit (0 in labs made before it).
+	Cores float64 `json:"cores,omitempty"`
 }
 
 func definedLimits(h HostConfig) Limits {
@@ -102,9 +109,16 @@ type Lab struct {
 // Options tune Up.
 type Options struct {
 	Progress func(string) // one line per step; nil = quiet
+	// Owner describes who brings the lab up (owner.go); an empty command
+	// line is this process's.
+	Owner Owner
 	// Persistent labs (headroom lab up) stay until lab down; others belong
 	// to the process that made them, which takes them down when it ends.
 	Persistent bool
+	// ComputeUnit is lab.compute_unit: "reference" (default) calibrates a
+	// vCPU to the reference core's work per second, "machine" makes it one
+	// core of this machine (computeunit.go).
+	ComputeUnit string
 }
 
 // Preflight says why this process cannot make a lab (not root, a missing
@@ -131,6 +145,9 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	if !validLabName(name) {
 		return nil, fmt.Errorf("lab name %q must be 1 to 24 letters, digits, '.', '_' or '-'", name)
 	}
+	if err := checkNameFree(name); err != nil {
+		return nil, err
+	}
 	if err := Preflight(); err != nil {
 		return nil, err
 	}
@@ -140,6 +157,9 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	}
 	defer unlock()
 	if st, err := readState(name); err == nil {
+		if err := refuseTakeOver(st); err != nil {
+			return nil, err
+		}
 		if st.Owner != 0 && !alive(st.Owner) {
 			// Hosts its killed campaign added or removed are put back first.
 			if err := restoreHosts(st, hosts); err != nil {
@@ -160,6 +180,7 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 				if opt.Persistent {
 					l.state.Owner = 0
 				}
+				l.state.OwnedBy = ownerFor(opt, time.Now())
 				if err := writeState(&l.state); err != nil {
 					return nil, err
 				}
@@ -196,9 +217,16 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 		Name: name, ID: id, Subnet: subnet.String(), Gateway: gatewayAddr(subnet).String(),
 		Bridge: "hrb-" + id, Cgroups: cg.Version(), Created: time.Now().UTC(), Catalog: cat,
 	}
+	if st.ComputeUnit, err = Calibrate(opt.ComputeUnit, hosts); err != nil {
+		return nil, err
+	}
+	for _, n := range st.ComputeUnit.Notes {
+		progress(opt, "lab %s: %s", name, n)
+	}
 	if !opt.Persistent {
 		st.Owner = os.Getpid()
 	}
+	st.OwnedBy = ownerFor(opt, st.Created)
 	for i, h := range hosts {
 		hs := HostState{
 			HostConfig: h, Addr: hostAddr(subnet, i).String(),
@@ -250,7 +278,7 @@ func (l *Lab) create(opt Options) error {
 	}
 	for i := range st.Hosts {
 		h := &st.Hosts[i]
-		progress(opt, "lab %s: host %s (%s, %g vCPU, %d MiB, %g Mbit/s) at %s", st.Name, h.Name, h.Type, h.VCPUs, h.MemoryBytes>>20, h.NetworkMbit, h.Addr)
+		progress(opt, "lab %s: host %s (%s, %s, %d MiB, %g Mbit/s) at %s", st.Name, h.Name, h.Type, st.ComputeUnit.Describe(h.VCPUs), h.MemoryBytes>>20, h.NetworkMbit, h.Addr)
 		if err := l.createHost(h, subnet.Bits()); err != nil {
 			return fmt.Errorf("host %s: %w", h.Name, err)
 		}
@@ -285,7 +313,8 @@ func (l *Lab) createHost(h *HostState, bits int) error {
 	if err := l.cg.create(h.Cgroup); err != nil {
 		return err
 	}
-	if err := l.cg.setCPU(h.Cgroup, h.Now.VCPUs); err != nil {
+	h.Now.Cores = l.state.ComputeUnit.CoresFor(h.Now.VCPUs)
+	if err := l.cg.setCPU(h.Cgroup, h.Now.Cores); err != nil {
 		return err
 	}
 	if err := l.cg.setMemory(h.Cgroup, h.MemoryBytes); err != nil {
@@ -374,8 +403,12 @@ func (l *Lab) Host(name string) (HostState, error) {
 }
 
 // Down removes the lab: its processes, namespaces, links, cgroups, volume
-// directories and state file. Removing a lab that is not up does nothing.
-func Down(name string) error {
+// directories and state file. Removing a lab that is not up does nothing;
+// a lab whose owner is another process still running is refused
+// (ForceDown takes it anyway).
+func Down(name string) error { return down(name, false) }
+
+func down(name string, force bool) error {
 	unlock, err := lock()
 	if err != nil {
 		return err
@@ -388,6 +421,9 @@ func Down(name string) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseDown(st, force); err != nil {
+		return err
+	}
 	l, err := open(st)
 	if err != nil {
 		return err
@@ -395,11 +431,12 @@ func Down(name string) error {
 	return l.teardown()
 }
 
-// DownAll removes every lab that has a state file.
-func DownAll() error {
+// DownAll removes every lab that has a state file, except, unless force,
+// those whose owner still runs: it says which it left.
+func DownAll(force bool) error {
 	var errs []error
 	for _, st := range listStates() {
-		if err := Down(st.Name); err != nil {
+		if err := down(st.Name, force); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -59,15 +59,18 @@ func (m *Monitor) Sample(at time.Time) ([]monitor.Sample, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		vcpus := 0.0
+		quota := 0.0 // the host's CPU quota in this machine's cores
 		if hs, err := m.lab.Host(h.name); err == nil {
-			vcpus = hs.Now.VCPUs
+			quota = hs.Now.Cores
+			if quota == 0 { // a lab made before compute units
+				quota = hs.Now.VCPUs
+			}
 		}
 		for _, s := range ss {
 			if s.Resource != monitor.ResourceNetPrefix+h.veth {
 				out = append(out, s) // the link's own counters are mirrored: only the host's view below
 			}
-			if d, ok := h.derive(s, vcpus); ok {
+			if d, ok := h.derive(s, quota); ok {
 				out = append(out, d)
 			}
 		}
@@ -76,7 +79,7 @@ func (m *Monitor) Sample(at time.Time) ([]monitor.Sample, error) {
 }
 
 // derive turns a cgroup or link sample into the host-level one.
-func (h *hostSampler) derive(s monitor.Sample, vcpus float64) (monitor.Sample, bool) {
+func (h *hostSampler) derive(s monitor.Sample, quota float64) (monitor.Sample, bool) {
 	d := s
 	switch {
 	case s.Resource == monitor.ResourceCgroupPrefix+h.cgroup:
@@ -84,10 +87,10 @@ func (h *hostSampler) derive(s monitor.Sample, vcpus float64) (monitor.Sample, b
 		case monitor.ProcCPUPct:
 			// Utilisation of the host's vCPUs, as a guest's own CPU
 			// counters would show it: 100% = the whole quota.
-			if vcpus <= 0 {
+			if quota <= 0 {
 				return d, false
 			}
-			d.Resource, d.Metric, d.Value = monitor.ResourceCPU, monitor.CPUUtilPct, s.Value/vcpus
+			d.Resource, d.Metric, d.Value = monitor.ResourceCPU, monitor.CPUUtilPct, s.Value/quota
 		case monitor.CgroupMemoryBytes:
 			d.Resource, d.Metric = monitor.ResourceMemory, monitor.MemUsedBytes
 		case monitor.CgroupIOReadOps, monitor.CgroupIOWriteOps, monitor.CgroupIOReadBytes, monitor.CgroupIOWriteBytes:

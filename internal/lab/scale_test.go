@@ -280,9 +280,11 @@ func TestAddAndRemoveHostWhileRunning(t *testing.T) {
 	u0, t0 := cpuUsage(t, l, "db2"), time.Now()
 	time.Sleep(2 * time.Second)
 	used := (cpuUsage(t, l, "db2") - u0) / time.Since(t0).Seconds()
-	t.Logf("a busy loop on the added 0.5 vCPU host used %.3f of a core", used)
-	if used > 0.55 || used < 0.3 {
-		t.Errorf("the added 0.5 vCPU host used %.3f of a core", used)
+	added, _ := l.Host("db2")
+	quota := added.Now.Cores // 0.5 vCPU in this machine's cores (computeunit.go)
+	t.Logf("a busy loop on the added 0.5 vCPU host (%.3f cores) used %.3f of a core", quota, used)
+	if quota != l.State().ComputeUnit.CoresFor(0.5) || used > 1.1*quota || used < 0.6*quota {
+		t.Errorf("the added 0.5 vCPU host has a quota of %.3f cores and used %.3f of a core", quota, used)
 	}
 	ss, err := mon2.Sample(time.Now())
 	if err != nil {

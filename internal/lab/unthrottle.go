@@ -24,7 +24,10 @@ func (l *Lab) Unthrottle() error {
 			if err := l.cg.setCPU(x.Cgroup, cores); err != nil {
 				return err
 			}
-			x.Now.VCPUs = cores
+			x.Now.VCPUs, x.Now.Cores = cores, cores
+			if cu := l.state.ComputeUnit; cu != nil && cu.Mode == ComputeReference {
+				x.Now.VCPUs = cores * cu.Score // what all the cores are worth in vCPUs
+			}
 			if x.Device == "" {
 				return nil
 			}
@@ -49,10 +52,11 @@ func (l *Lab) Rethrottle() error {
 	for _, h := range l.State().Hosts {
 		def := definedLimits(h.HostConfig)
 		errs = append(errs, l.update(h.Name, func(x *HostState) error {
-			if err := l.cg.setCPU(x.Cgroup, def.VCPUs); err != nil {
+			cores := l.state.ComputeUnit.CoresFor(def.VCPUs)
+			if err := l.cg.setCPU(x.Cgroup, cores); err != nil {
 				return err
 			}
-			x.Now.VCPUs = def.VCPUs
+			x.Now.VCPUs, x.Now.Cores = def.VCPUs, cores
 			if x.Device == "" {
 				return nil
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/report/consistency"
 	"github.com/headroom-dev/headroom/internal/report/controller"
 	"github.com/headroom-dev/headroom/internal/report/failures"
+	"github.com/headroom-dev/headroom/internal/report/lab"
 	"github.com/headroom-dev/headroom/internal/report/page"
 	"github.com/headroom-dev/headroom/internal/report/plan"
 	"github.com/headroom-dev/headroom/internal/report/pressure"
@@ -38,6 +39,7 @@ var Sections = []Builder{
 	regions.ReportSections,
 	plan.ReportSections,
 	controller.ReportSections,
+	lab.ReportSections,
 }
 
 // Build makes the whole report of a results model: the answer card, then

@@ -25,6 +25,9 @@ type HostLimits struct {
 	Stopped      bool          `json:"stopped,omitempty"`
 	LinkDown     bool          `json:"link_down,omitempty"`
 	Cause        string        `json:"cause,omitempty"` // "up", or the event that set these limits
+	// Compute is what the host's vCPUs meant (its lab's compute unit; nil
+	// outside a lab and in labs made before compute units).
+	Compute *ComputeUnit `json:"compute_unit,omitempty"`
 }
 
 // VolumeLimit is a host's volume with the limits in force.
@@ -119,6 +122,9 @@ type Lab struct {
 	Up      time.Time    `json:"up"`
 	Hosts   []HostLimits `json:"hosts"`
 	Catalog *Catalog     `json:"catalog,omitempty"`
+	// ComputeUnit is what a vCPU meant in this lab (nil before compute
+	// units existed).
+	ComputeUnit *ComputeUnit `json:"compute_unit,omitempty"`
 }
 
 // hostSeries is one host's limits in time order.

@@ -20,9 +20,10 @@ const (
 
 // labEvent is the detail of a "lab" event: the lab's state as it came up.
 type labEvent struct {
-	Name    string         `json:"name"`
-	Hosts   []labHostState `json:"hosts"`
-	Catalog *Catalog       `json:"catalog"`
+	Name        string         `json:"name"`
+	Hosts       []labHostState `json:"hosts"`
+	Catalog     *Catalog       `json:"catalog"`
+	ComputeUnit *ComputeUnit   `json:"compute_unit"`
 }
 
 type labHostState struct {
@@ -48,7 +49,7 @@ func labsOf(evs []store.Event) []Lab {
 		if json.Unmarshal([]byte(e.Detail), &le) != nil {
 			continue
 		}
-		l := Lab{Name: le.Name, Up: e.Time, Catalog: le.Catalog}
+		l := Lab{Name: le.Name, Up: e.Time, Catalog: le.Catalog, ComputeUnit: le.ComputeUnit}
 		for _, h := range le.Hosts {
 			l.Hosts = append(l.Hosts, h.limits(le.Name, e.Time))
 		}

@@ -97,6 +97,7 @@ func New(st *store.Store) (*Results, error) {
 			r.hosts[hl.Host] = append(r.hosts[hl.Host], hl)
 		}
 	}
+	r.attachComputeUnits()
 	r.addRunOnlyTreatments()
 	return r, nil
 }

@@ -26,6 +26,8 @@ type Provider struct {
 	cat   *lab.Catalog
 	keep  bool
 	lab   *lab.Lab // nil until Up
+	// computeUnit is lab.compute_unit ("" = the calibrated default).
+	computeUnit string
 }
 
 // New returns the provider of lab name with hosts from cat. keep leaves a
@@ -44,7 +46,9 @@ func FromDefinition(d *lab.Definition, name, specDir string) (*Provider, error) 
 	if d.Name != "" {
 		name = d.Name
 	}
-	return New(name, hosts, cat, d.Keep), nil
+	p := New(name, hosts, cat, d.Keep)
+	p.computeUnit = d.ComputeUnit
+	return p, nil
 }
 
 // Name implements infra.Provider.
@@ -55,7 +59,8 @@ func (p *Provider) Name() string { return Name }
 // included).
 func (p *Provider) Up(_ context.Context, opt infra.UpOptions) (infra.Hosts, error) {
 	if p.lab == nil {
-		l, err := lab.Up(p.name, p.hosts, p.cat, lab.Options{Progress: opt.Note})
+		l, err := lab.Up(p.name, p.hosts, p.cat, lab.Options{Progress: opt.Note, ComputeUnit: p.computeUnit,
+			Owner: lab.Owner{Campaign: opt.Campaign, Results: opt.Results}})
 		if err != nil {
 			return nil, err
 		}
@@ -100,6 +105,9 @@ func (p *Provider) Describe() (string, any) {
 	}
 	st := p.lab.State()
 	d := map[string]any{"name": st.Name, "subnet": st.Subnet, "cgroups": st.Cgroups, "hosts": st.Hosts, "catalog": st.Catalog}
+	if st.ComputeUnit != nil {
+		d["compute_unit"] = st.ComputeUnit
+	}
 	// Hosts added or released since the lab came up (node events), when
 	// it is described again.
 	if a := p.AddedHosts(); len(a) > 0 {

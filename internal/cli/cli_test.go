@@ -132,16 +132,25 @@ func TestInterruptAndResume(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// The first run takes 3 s; interrupt the second one in its middle.
-	time.Sleep(4500 * time.Millisecond)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	// Interrupt the second run once the store holds its first interval,
+	// read from the results database as a user's report would: waiting on
+	// progress, not on a guess of how long this machine takes to get there.
+	db, seen := waitForSecondRun(t, out, cmd, exited, &e)
+	sent := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
-	err := cmd.Wait()
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("took %v to stop after SIGINT", took)
+	var err error
+	select {
+	case err = <-exited:
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("hung after SIGINT\n%s", e.String())
 	}
+	took := time.Since(sent)
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != ExitInterrupted {
 		t.Fatalf("exit = %v, want %d\n%s", err, ExitInterrupted, e.String())
@@ -152,10 +161,10 @@ func TestInterruptAndResume(t *testing.T) {
 		t.Fatalf("last line: %q", last)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(out, "clitest-*"))
-	if len(dirs) != 1 {
+	if len(dirs) != 1 || filepath.Join(dirs[0], "results.db") != db {
 		t.Fatalf("results dirs: %v", dirs)
 	}
-	st, err := store.Open(filepath.Join(dirs[0], "results.db"))
+	st, err := store.Open(db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +178,18 @@ func TestInterruptAndResume(t *testing.T) {
 		kept += iv.Count
 	}
 	st.Close()
-	// About 1.5 s of the interrupted run at 200 or 400 req/s were measured.
-	if kept < 200 {
-		t.Fatalf("interrupted run kept %d completed requests", kept)
+	// Nothing measured before the signal is lost.
+	if kept < seen {
+		t.Fatalf("interrupted run kept %d completed requests, %d were stored before the signal", kept, seen)
+	}
+	// At once: the run stopped short of its planned measure, and the
+	// process was gone sooner than a whole run takes on this machine (the
+	// first one, timed by the store).
+	if m := runs[1].Summary.MeasureSecs; m <= 0 || m >= 3 {
+		t.Fatalf("interrupted run measured %.2fs, want it cut short of its 3s", m)
+	}
+	if whole := runs[0].End.Sub(runs[0].Start); took >= whole {
+		t.Fatalf("took %v to stop after SIGINT, a whole run took %v", took, whole)
 	}
 
 	_, errOut, code := headroom(t, "run", "--resume", dirs[0], "-q")
@@ -196,6 +214,46 @@ func TestInterruptAndResume(t *testing.T) {
 	for s, n := range slots {
 		if n != 1 {
 			t.Fatalf("slot %d completed %d times", s, n)
+		}
+	}
+}
+
+// waitForSecondRun polls the results database of a campaign started in out
+// until its first run has completed and its second has stored a measured
+// interval; it returns the database and the completions stored so far. It
+// fails the test when the process exits first or makes no progress.
+func waitForSecondRun(t *testing.T, out string, cmd *exec.Cmd, exited <-chan error, stderr *bytes.Buffer) (string, int64) {
+	t.Helper()
+	hung := time.After(2 * time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("exited (%v) before its second run stored an interval\n%s", err, stderr.String())
+		case <-hung:
+			cmd.Process.Kill()
+			<-exited
+			t.Fatalf("hung: no second run with a stored interval\n%s", stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+		dbs, _ := filepath.Glob(filepath.Join(out, "clitest-*", "results.db"))
+		if len(dbs) != 1 {
+			continue
+		}
+		st, err := store.OpenReadOnly(dbs[0])
+		if err != nil {
+			continue // not created yet
+		}
+		var stored int64
+		runs, err := st.Runs()
+		if err == nil && len(runs) == 2 && runs[0].Status == store.StatusCompleted && runs[1].Status == store.StatusRunning {
+			ivs, _ := st.Intervals(runs[1].ID, "measure")
+			for _, iv := range ivs {
+				stored += iv.Count
+			}
+		}
+		st.Close()
+		if stored > 0 {
+			return dbs[0], stored
 		}
 	}
 }

@@ -1,6 +1,7 @@
 # Headroom build and test entry points. `make demo` and `make test` are the
 # two commands the README gives; CI runs .ci/run, which calls `make test`.
 
+SHELL   := /bin/bash
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/headroom-dev/headroom/internal/version.Version=$(VERSION)
@@ -48,17 +49,35 @@ check:
 	  if [ -n "$$unformatted" ]; then echo "gofmt would change:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./...
 
-# Packages run one at a time (-p 1): the load engine's tests check timing
-# (late requests, stalls) and must not compete for the CPU with other
-# packages' tests. internal/campaign took 19 minutes on a day this machine
-# ran three times slower, hence 40 minutes a package. The hostile spec corpus runs again with -v so that its
+# The suite has two parts (docs/testing.md). Packages whose tests need
+# root, the lab, real servers, a browser or a quiet CPU (they judge timing
+# or load levels) are SERIAL_PKGS: they run one package at a time, after the
+# others. Every other package is pure and runs in parallel at Go's default.
+# Each part's go test -json is kept in $(TESTLOG) and summarised by
+# scripts/testtimes (slowest packages and tests; docs/testing.md's table
+# comes from it). The hostile spec corpus runs again with -v so that its
 # count of inputs and of clear errors shows in the output.
-unit: build
-	HEADROOM_REQUIRE_SERVERS=$${HEADROOM_REQUIRE_SERVERS:-$$(dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1 && echo 1 || echo 0)} \
+SERIAL_PKGS := agent apptier campaign cgroupself cli clockoffset deploy explore infra lab load monitor pgstore probe report/browsertest report/pressure store target
+SERIAL_RE   := /internal/($(subst $(eval) ,|,$(strip $(SERIAL_PKGS))))(/|$$)
+TESTLOG     ?= .test-logs
+TESTTIMES   := bin/testtimes
+
+$(TESTTIMES): $(wildcard scripts/testtimes/*.go)
+	$(GO) build -o $@ ./scripts/testtimes
+
+unit: build $(TESTTIMES)
+	@mkdir -p $(TESTLOG)
+	@echo "== pure packages, in parallel"
+	set -o pipefail; $(GO) test -json -count=1 -timeout 20m $$($(GO) list ./... | grep -v -E '$(SERIAL_RE)') \
+	  | $(TESTTIMES) -stream -n 15 -save $(TESTLOG)/pure.json
+	@echo "== packages that need root, the lab, servers or a quiet CPU, one at a time"
+	set -o pipefail; HEADROOM_REQUIRE_SERVERS=$${HEADROOM_REQUIRE_SERVERS:-$$(dpkg -s $(SERVER_PACKAGES) >/dev/null 2>&1 && echo 1 || echo 0)} \
 	HEADROOM_REQUIRE_LAB=$${HEADROOM_REQUIRE_LAB:-$$([ "$$(id -u)" = 0 ] && echo 1 || echo 0)} \
-	  $(GO) test -p 1 -count=1 -timeout 40m ./...
+	  $(GO) test -json -p 1 -count=1 -timeout 40m $$($(GO) list ./... | grep -E '$(SERIAL_RE)') \
+	  | $(TESTTIMES) -stream -n 25 -save $(TESTLOG)/serial.json
 	$(GO) test -count=1 -run '^TestHostileCorpus$$' -v ./internal/spec/
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
+	@$(TESTTIMES) -markdown $(TESTLOG)/pure.json $(TESTLOG)/serial.json > $(TESTLOG)/table.md && echo "per-package table: $(TESTLOG)/table.md"
 
 # The disk target against fio on the same file and settings (needs fio;
 # about 20 s). Not part of make test: this VM's disk speed swings by 30%

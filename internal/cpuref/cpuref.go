@@ -45,7 +45,7 @@ type Part struct {
 var Parts = []Part{
 	{Name: "integer", Reference: 1.63e8, run: integerLoop},
 	{Name: "hash", Reference: 7.0e8, run: hashLoop},
-	{Name: "memory", Reference: 5.0e6, run: memoryLoop},
+	{Name: "memory", Reference: 4.2e6, run: memoryLoop},
 }
 
 // ReferenceCore names the core whose speed is 1.0.

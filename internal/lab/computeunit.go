@@ -133,3 +133,11 @@ func (c *ComputeUnit) String() string {
 	return fmt.Sprintf("compute unit: a vCPU is the work of %s per second; this machine runs %.2f of them per core, so a vCPU gets %.3g cores%s",
 		c.Reference, c.Score, c.CoresFor(1), speed)
 }
+
+// Short is one line for progress as the lab comes up.
+func (c *ComputeUnit) Short() string {
+	if c.Mode == ComputeMachine {
+		return fmt.Sprintf("a vCPU is one core of this machine (compute_unit: machine; it does %.2f compute units per core)", c.Score)
+	}
+	return fmt.Sprintf("this machine does %.2f compute units per core, so a vCPU gets %.3g of its cores (docs/lab.md, \"The compute unit\")", c.Score, c.CoresFor(1))
+}

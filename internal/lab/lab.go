@@ -220,6 +220,7 @@ func Up(name string, hosts []HostConfig, cat *Catalog, opt Options) (*Lab, error
 	if st.ComputeUnit, err = Calibrate(opt.ComputeUnit, hosts); err != nil {
 		return nil, err
 	}
+	progress(opt, "lab %s: %s", name, st.ComputeUnit.Short())
 	for _, n := range st.ComputeUnit.Notes {
 		progress(opt, "lab %s: %s", name, n)
 	}

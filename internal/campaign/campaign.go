@@ -365,6 +365,11 @@ func executeTreatment(ctx context.Context, s *spec.Spec, tr treatmentRun, st *st
 	if err := ex.snapshot(ctx); err != nil {
 		return out, err
 	}
+	// Relative levels get their rates from a short probe (relative.go),
+	// on the filled target and before the load agents start.
+	if err := ex.probeLevels(ctx, opt.Kubernetes); err != nil {
+		return out, err
+	}
 	if ex.agents, err = ex.startAgents(ctx, dir, opt.Kubernetes); err != nil { // agents.go
 		return out, err
 	}

@@ -22,7 +22,12 @@ import (
 // RecordTreatment writes the facts of one treatment (name "" and index 0
 // for a campaign without treatments), once its target is open.
 func RecordTreatment(st *store.Store, s *spec.Spec, name string, index int, su *Setup, set []results.Setting) error {
-	t := TreatmentFacts(s, name, index, set)
+	return putTreatment(st, TreatmentFacts(s, name, index, set), su)
+}
+
+// putTreatment writes a treatment's facts, with the address of its open
+// target when su is set.
+func putTreatment(st *store.Store, t results.Treatment, su *Setup) error {
 	if su != nil {
 		if a, ok := su.Target.(target.Addresser); ok {
 			t.Target.Address = a.Address()
@@ -45,6 +50,14 @@ func TreatmentFacts(s *spec.Spec, name string, index int, set []results.Setting)
 		Timeout: s.Load.Timeout.Duration, Order: s.Order}
 	if s.Load.Model == "closed" {
 		t.Load.Arrival, t.Load.MaxInFlight = "", 0
+	}
+	if r := s.Relative(); r != nil {
+		// Until the probe gives the base rate, the levels are not rates
+		// (relative.go records them again once it has).
+		t.Load.Relative = &results.RelativeLevels{To: r.To, Fractions: r.Fractions, Base: r.Base}
+		if r.Base == 0 {
+			t.Load.Levels = nil
+		}
 	}
 	if s.SLO != nil {
 		t.SLO = &results.SLO{Percentile: s.SLO.Percentile, Threshold: s.SLO.Threshold.Duration, Op: s.SLO.Operation}

@@ -34,6 +34,10 @@ type ProbeOptions struct {
 	// a Kubernetes Job (headroom probe --agents k8s:N) in place of
 	// load.agents.
 	Kubernetes *KubernetesAgents
+	// keys, when set, is where the probe's inserts start (a campaign's
+	// key space), and is moved to where they ended, so that the runs
+	// after it never reuse a key the probe inserted (relative.go).
+	keys *keySpace
 }
 
 // Probe runs the black-box capacity probe (seed 004, internal/probe)
@@ -48,6 +52,11 @@ func (su *Setup) Probe(ctx context.Context, cfg probe.Config, o ProbeOptions) (*
 	if err != nil {
 		return nil, err
 	}
+	if o.keys != nil {
+		gen.ContinueInserts(o.keys.NextInsert)
+		gen.ContinueSequences(o.keys.Sequences)
+	}
+	var fw *fleetWindows
 	var runner probe.WindowRunner = &probe.EngineRunner{
 		Target: su.Target, Generator: gen, Arrival: s.Load.Arrival, MaxInFlight: s.Load.MaxInFlight,
 		LateAfter: s.Load.LateAfter.Duration, DropAfter: s.Load.DropAfter.Duration, Timeout: s.Load.Timeout.Duration,
@@ -64,7 +73,8 @@ func (su *Setup) Probe(ctx context.Context, cfg probe.Config, o ProbeOptions) (*
 			return nil, err
 		}
 		defer f.close()
-		runner = newFleetWindows(f, s, o.Treatment, su.Target, RunSeed(s.Seed, 1), gen.NextInsert())
+		fw = newFleetWindows(f, s, o.Treatment, su.Target, RunSeed(s.Seed, 1), gen.NextInsert())
+		runner = fw
 	}
 	id, err := st.StartProbe(store.Probe{
 		Target: s.Target.Type, RTTAddr: o.RTTAddr, ConfigJSON: probeConfigJSON(cfg, s.Load, o.Treatment),
@@ -97,6 +107,12 @@ func (su *Setup) Probe(ctx context.Context, cfg probe.Config, o ProbeOptions) (*
 		}
 	}
 	res, runErr := probe.Run(runCtx, cfg, runner, o.Meter, probe.Observer{Baseline: baseline, Window: progress})
+	if o.keys != nil {
+		o.keys.NextInsert, o.keys.Sequences = gen.NextInsert(), gen.Sequences()
+		if fw != nil {
+			o.keys.NextInsert = fw.nextInsert // the agents' share of the key space ends there
+		}
+	}
 	if storeErr != nil {
 		runErr = storeErr
 	}

@@ -11,6 +11,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -57,6 +58,53 @@ type Load struct {
 	MaxInFlight int           `json:"max_in_flight,omitempty"`
 	Timeout     time.Duration `json:"timeout_ns,omitempty"`
 	Order       string        `json:"order,omitempty"` // sequential | randomized | ...
+	// Relative is set when the rates were fractions of a rate a short
+	// probe measured first (spec relative_to: probe); Levels are then the
+	// rates run, empty until the probe gave them.
+	Relative *RelativeLevels `json:"relative,omitempty"`
+}
+
+// RelativeLevels says how a treatment's rates were derived from a probe.
+type RelativeLevels struct {
+	To        string    `json:"to"` // "probe"
+	Fractions []float64 `json:"fractions"`
+	// Base is the rate the fractions multiply, in req/s; 0 until known.
+	// Basis says what it is: BasisEstimate, BasisLowerBound or
+	// BasisLowest, and Note why, when it is not the probe's estimate.
+	Base    float64 `json:"base,omitempty"`
+	Basis   string  `json:"basis,omitempty"`
+	ProbeID int64   `json:"probe_id,omitempty"` // the stored probe that measured it
+	Note    string  `json:"note,omitempty"`
+}
+
+// What the base rate of relative levels is (RelativeLevels.Basis).
+const (
+	BasisEstimate   = "estimate"          // the probe's estimate: the highest rate that met the SLO
+	BasisLowerBound = "highest met"       // the highest rate whose window met the SLO, where the estimate is missing or was not run
+	BasisLowest     = "lowest rate tried" // no window met the SLO: the lowest rate the probe tried
+)
+
+// Text says where the levels came from in a sentence, e.g. "the levels
+// are 0.4, 0.7, 1.1 x 5120 req/s, the highest rate that met the SLO in a
+// short probe run first".
+func (r RelativeLevels) Text() string {
+	fs := make([]string, len(r.Fractions))
+	for i, f := range r.Fractions {
+		fs[i] = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	list := strings.Join(fs, ", ")
+	if !(r.Base > 0) {
+		return "the levels are " + list + " x the rate a short probe finds first; the probe has not run yet"
+	}
+	what := "the highest rate that met the SLO in a short probe run first"
+	if r.Basis == BasisLowest {
+		what = "the lowest rate a short probe run first tried (none met the SLO)"
+	}
+	s := fmt.Sprintf("the levels are %s x %s req/s, %s", list, strconv.FormatFloat(r.Base, 'f', -1, 64), what)
+	if r.Note != "" {
+		s += "; " + r.Note
+	}
+	return s
 }
 
 // Open reports whether requests arrive independently of responses.

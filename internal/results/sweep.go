@@ -117,5 +117,8 @@ func (r *Results) sweepLevels(t Treatment, evs []store.Event) int {
 			return min(stop.LevelIndex+1, len(t.Load.Levels))
 		}
 	}
+	if r := t.Load.Relative; r != nil && len(t.Load.Levels) == 0 {
+		return len(r.Fractions) // a treatment whose probe has not run yet
+	}
 	return len(t.Load.Levels)
 }

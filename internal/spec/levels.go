@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -46,6 +47,14 @@ func (d *decoder) levels(n *yaml.Node, path string, v reflect.Value) {
 			}
 		}
 	case yaml.MappingNode:
+		if isRelative(n) { // relative.go
+			r, ok := d.relative(n, path)
+			if !ok {
+				return
+			}
+			lv.Values, lv.Relative = slices.Clone(r.Fractions), r
+			break
+		}
 		if isSweep(n) { // sweep.go
 			sw, vals, ok := d.sweep(n, path)
 			if !ok {

@@ -167,6 +167,10 @@ type Levels struct {
 	Values []float64
 	Line   int    // for errors
 	Sweep  *Sweep // {from, step, until: saturated}: Values are the levels up to its cap (sweep.go)
+	// Relative is {relative_to: probe, fractions: [...]}: Values are the
+	// fractions until the campaign's probe gives the rate they multiply
+	// (relative.go).
+	Relative *Relative
 }
 
 // Phases are the parts of one campaign and run.

@@ -17,6 +17,8 @@ func (c *checker) load(s *Spec) {
 			c.schedule(s)
 		case l.Rates == nil:
 			c.fail("load.rates", "required for the open model; add rates: [100, 200, 400] (requests per second), or a schedule: of rates over the run")
+		case l.Rates.Relative != nil && l.Rates.Relative.Base == 0:
+			// The rates are known once the probe ran (relative.go).
 		default:
 			c.levels("load.rates", l.Rates, s)
 		}
@@ -32,9 +34,11 @@ func (c *checker) load(s *Spec) {
 		}
 	case "closed":
 		c.forbid("open", "load.rates", "load.arrival", "load.schedule", "load.max_in_flight", "load.late_after", "load.drop_after")
-		if l.Clients == nil {
+		switch {
+		case l.Clients == nil:
 			c.fail("load.clients", "required for the closed model; add clients: [1, 2, 4, 8]")
-		} else {
+		case l.Clients.Relative != nil: // refused by checkRelative
+		default:
 			c.levels("load.clients", l.Clients, s)
 		}
 		c.notNegative("load.think_time", l.ThinkTime)
@@ -43,7 +47,8 @@ func (c *checker) load(s *Spec) {
 	default:
 		c.oneOf("load.model", l.Model, "open", "closed")
 	}
-	c.checkSweep(s) // sweep.go
+	c.checkSweep(s)    // sweep.go
+	c.checkRelative(s) // relative.go
 	if l.Agents != nil {
 		c.agents(s) // agents.go
 	}

@@ -260,9 +260,15 @@ func campaignSummary(f Facts, c results.CampaignRow, ts []results.Treatment) str
 	} else if len(lv) == 1 {
 		levelsText = format.LoadText(set.model, lv[0])
 	}
-	return fmt.Sprintf("Campaign %s drove %s %s against the %s target, %s each, measuring %s per run in %s intervals; %d of %d runs completed.",
+	out := fmt.Sprintf("Campaign %s drove %s %s against the %s target, %s each, measuring %s per run in %s intervals; %d of %d runs completed.",
 		c.Name, loop, levelsText, t.Target.Type, format.Plural(t.Load.Repetitions, "repetition"),
 		format.Seconds(t.Load.Measure.Seconds()), format.Seconds(t.Load.Interval.Seconds()), f.Completed, f.Runs)
+	if r := t.Load.Relative; r != nil && len(ts) == 1 {
+		// Levels relative to a probe (spec relative_to: probe).
+		text := r.Text()
+		out += " " + strings.ToUpper(text[:1]) + text[1:] + "."
+	}
+	return out
 }
 
 // sameRun reports whether two treatments share what the campaign summary

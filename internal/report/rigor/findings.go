@@ -15,7 +15,8 @@ type Finding struct {
 }
 
 // Findings are the headline findings of one treatment ("" = a campaign
-// without treatments): the knee and the capacity estimate, the SLO's first
+// without treatments): where its levels came from when they are
+// fractions of a probed rate, the knee and the capacity estimate, the SLO's first
 // failure, the levels the client limited, repeatability (a), the valid
 // modelling range (c) of the treatment's group of equal instances, a closed
 // loop's stalls when they make its latency understate (stall.go), the
@@ -34,6 +35,10 @@ func Findings(r *results.Results, treatment string) ([]Finding, error) {
 		if text != "" {
 			out = append(out, Finding{label, text})
 		}
+	}
+	if t, ok := r.Treatment(treatment); ok && t.Load.Relative != nil {
+		// Rates relative to a probe (spec relative_to: probe): say of what.
+		add("Levels", t.Load.Relative.Text())
 	}
 	if cc.Problem != nil {
 		add("note", "capacity analysis: "+cc.Problem.Error())

@@ -43,9 +43,9 @@ type Part struct {
 // Parts are the loops of the reference workload, each sized to take tens of
 // milliseconds on the reference core.
 var Parts = []Part{
-	{Name: "integer", Reference: 1.63e8, run: integerLoop},
-	{Name: "hash", Reference: 7.0e8, run: hashLoop},
-	{Name: "memory", Reference: 4.2e6, run: memoryLoop},
+	{Name: "integer", Reference: 1.42e8, run: integerLoop},
+	{Name: "hash", Reference: 6.9e8, run: hashLoop},
+	{Name: "memory", Reference: 3.8e6, run: memoryLoop},
 }
 
 // ReferenceCore names the core whose speed is 1.0.

@@ -48,8 +48,8 @@ output: out
 	// can let through up to about 22% more (TestSetVolumeMidRunChanges...
 	// measured the same); CI rehearsals measured 243.6 and 246.7 here.
 	// The bound only has to tell a held volume from an unlimited one
-	// (thousands of reads/s); the emulation's accuracy is the ESL lab-volume
-	// test's (7%, docs/esl.md).
+	// (thousands of reads/s), so it is half the budget again above it; the
+	// emulation's accuracy is the ESL lab-volume test's (7%, docs/esl.md).
 	var rsum, wsum float64
 	n := 0
 	for _, x := range samples {
@@ -69,7 +69,7 @@ output: out
 	}
 	reads, writes := rsum/float64(n), wsum/float64(n)
 	t.Logf("offered 600 req/s: %.1f ok/s, volume reads %.1f/s + writes %.1f/s (200 provisioned)", r.Summary.Throughput, reads, writes)
-	if sum := reads + writes; sum < 170 || sum > 260 || reads < 100 {
+	if sum := reads + writes; sum < 170 || sum > 1.5*200 || reads < 100 {
 		t.Errorf("the volume did %.1f reads/s + %.1f writes/s; a 200-IOPS volume under a cache-missing load should do about 200 in all, mostly reads", reads, writes)
 	}
 	if r.Summary.Throughput > 400 {

@@ -24,10 +24,9 @@ func (l *Lab) Unthrottle() error {
 			if err := l.cg.setCPU(x.Cgroup, cores); err != nil {
 				return err
 			}
+			// Recorded as the machine's cores, not converted: nothing is
+			// measured while a host is unthrottled.
 			x.Now.VCPUs, x.Now.Cores = cores, cores
-			if cu := l.state.ComputeUnit; cu != nil && cu.Mode == ComputeReference {
-				x.Now.VCPUs = cores * cu.Score // what all the cores are worth in vCPUs
-			}
 			if x.Device == "" {
 				return nil
 			}

@@ -47,7 +47,7 @@ lab:
 		t.Errorf("lab status: exit %d\n%s", code, out)
 	}
 	// What a vCPU is on this machine, and each host's quota in its cores.
-	for _, want := range []string{"compute unit: a vCPU is the work of", "compute units per core", "CORES"} {
+	for _, want := range []string{"compute unit: machine, a vCPU is one core of this machine", "compute units per core", "CORES"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab status lacks %q:\n%s", want, out)
 		}

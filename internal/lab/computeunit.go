@@ -11,10 +11,12 @@ import (
 // The values of lab.compute_unit.
 const (
 	// ComputeReference makes a vCPU the reference core's work per second
-	// (internal/cpuref): the default.
+	// (internal/cpuref).
 	ComputeReference = "reference"
 	// ComputeMachine makes a vCPU one core of whatever machine runs the
-	// lab, as labs did before the compute unit.
+	// lab: the default until the lab's own CPU work (an application
+	// server's cpu_work, which is CPU time) and the lab tests designed on
+	// one machine follow the unit (docs/lab.md).
 	ComputeMachine = "machine"
 )
 
@@ -41,7 +43,7 @@ func CheckComputeUnit(v string) error {
 	case "", ComputeReference, ComputeMachine:
 		return nil
 	}
-	return fmt.Errorf("lab.compute_unit: %q is not a compute unit; use reference (a vCPU is a fixed amount of work per second, the default) or machine (a vCPU is one core of this machine)", v)
+	return fmt.Errorf("lab.compute_unit: %q is not a compute unit; use reference (a vCPU is a fixed amount of work per second) or machine (a vCPU is one core of this machine, the default)", v)
 }
 
 // measure is cpuref.Measure; tests replace it.
@@ -55,7 +57,7 @@ func Calibrate(mode string, hosts []HostConfig) (*ComputeUnit, error) {
 		return nil, err
 	}
 	if mode == "" {
-		mode = ComputeReference
+		mode = ComputeMachine
 	}
 	m, err := measure()
 	if err != nil {
@@ -128,7 +130,7 @@ func (c *ComputeUnit) String() string {
 		speed = "; " + c.Measurement.String()
 	}
 	if c.Mode == ComputeMachine {
-		return fmt.Sprintf("compute_unit machine: a vCPU is one core of this machine, which runs at %.2f reference units per core%s", c.Score, speed)
+		return fmt.Sprintf("compute unit: machine, a vCPU is one core of this machine, which does %.2f reference units per core%s", c.Score, speed)
 	}
 	return fmt.Sprintf("compute unit: a vCPU is the work of %s per second; this machine runs %.2f of them per core, so a vCPU gets %.3g cores%s",
 		c.Reference, c.Score, c.CoresFor(1), speed)

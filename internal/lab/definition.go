@@ -30,8 +30,8 @@ type Definition struct {
 	// the first run, as restoring a cloud volume from a snapshot would
 	// (unthrottle.go; docs/lab.md says how this departs from a provider).
 	PopulateUnthrottled bool `yaml:"populate_unthrottled"`
-	// ComputeUnit is what a vCPU means (computeunit.go): "reference"
-	// (default) or "machine".
+	// ComputeUnit is what a vCPU means (computeunit.go): "machine"
+	// (default) or "reference".
 	ComputeUnit string `yaml:"compute_unit"`
 	// Regions shape the links between hosts of different regions
 	// (regions.go); hosts name theirs with region:.

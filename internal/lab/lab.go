@@ -115,9 +115,9 @@ type Options struct {
 	// Persistent labs (headroom lab up) stay until lab down; others belong
 	// to the process that made them, which takes them down when it ends.
 	Persistent bool
-	// ComputeUnit is lab.compute_unit: "reference" (default) calibrates a
-	// vCPU to the reference core's work per second, "machine" makes it one
-	// core of this machine (computeunit.go).
+	// ComputeUnit is lab.compute_unit: "reference" calibrates a vCPU to
+	// the reference core's work per second, "machine" (default) makes it
+	// one core of this machine (computeunit.go).
 	ComputeUnit string
 }
 

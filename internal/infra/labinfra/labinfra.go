@@ -26,7 +26,7 @@ type Provider struct {
 	cat   *lab.Catalog
 	keep  bool
 	lab   *lab.Lab // nil until Up
-	// computeUnit is lab.compute_unit ("" = the calibrated default).
+	// computeUnit is lab.compute_unit ("" = the default, machine).
 	computeUnit string
 }
 

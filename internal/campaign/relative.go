@@ -159,7 +159,11 @@ func (ex *executor) runLevelProbe(ctx context.Context, kube *KubernetesAgents, w
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return probedRates{}, ErrInterrupted
 		}
-		return probedRates{}, fmt.Errorf("the probe that finds the base rate of load.rates failed: %w", err)
+		field := "load.rates"
+		if rel.Steps {
+			field = "load.schedule"
+		}
+		return probedRates{}, fmt.Errorf("the probe that finds the base rate of %s failed: %w", field, err)
 	}
 	pr := probedRates{Treatment: ex.tr.name, Keys: keys}
 	pr.To, pr.Fractions = rel.To, rel.Fractions
@@ -167,14 +171,19 @@ func (ex *executor) runLevelProbe(ctx context.Context, kube *KubernetesAgents, w
 	if ps, err := ex.st.Probes(); err == nil && len(ps) > 0 {
 		pr.ProbeID = ps[len(ps)-1].ID // Setup.Probe stored it last
 	}
-	pr.Rates = s.WithBaseRate(pr.Base).Levels()
+	based := s.WithBaseRate(pr.Base)
+	pr.Rates = based.Levels()
 	took := time.Since(start).Round(time.Second)
+	levels := "levels: " + rateList(pr.Rates) + " req/s"
+	if rel.Steps {
+		levels = "load: " + based.Load.ArrivalString()
+	}
 	switch pr.Basis {
 	case results.BasisEstimate:
-		ex.prog.Note(fmt.Sprintf("%sprobe: estimate %s req/s at p%s <= %v (%d windows, %v); levels: %s req/s",
-			who, num(pr.Base), num(cfg.Percentile), cfg.Threshold, len(res.Windows), took, rateList(pr.Rates)))
+		ex.prog.Note(fmt.Sprintf("%sprobe: estimate %s req/s at p%s <= %v (%d windows, %v); %s",
+			who, num(pr.Base), num(cfg.Percentile), cfg.Threshold, len(res.Windows), took, levels))
 	default:
-		ex.prog.Note(fmt.Sprintf("%sprobe: %s (%d windows, %v); levels: %s req/s", who, pr.Text(), len(res.Windows), took, rateList(pr.Rates)))
+		ex.prog.Note(fmt.Sprintf("%sprobe: %s (%d windows, %v); %s", who, pr.Text(), len(res.Windows), took, levels))
 	}
 	return pr, nil
 }

@@ -160,3 +160,67 @@ func TestAroundProbeBaseRate(t *testing.T) {
 		}
 	}
 }
+
+// A schedule of fractions of the probed rate: the run sends each step at
+// its fraction of the probe's base rate, and its level is their mean over
+// the measured phase.
+func TestAroundProbeSchedule(t *testing.T) {
+	dir := t.TempDir()
+	s := parse(t, dir, `
+name: around-probe-steps
+target: {type: null, service_time: 1ms, servers: 1}
+workload: {ycsb: c, record_count: 100}
+load:
+  model: open
+  arrival: constant
+  schedule:
+    relative_to: probe
+    steps: [{fraction: 0.2, for: 1s}, {fraction: 0.6, for: 1s}]
+slo: {percentile: 99, threshold: 20ms}
+phases: {warmup: 500ms, measure: 1500ms}
+interval: 250ms
+monitor: {enabled: false}
+output: out
+`)
+	out, err := Start(context.Background(), s, Options{Progress: progress.Quiet()})
+	if err != nil {
+		logFailedRuns(t, out)
+		t.Fatal(err)
+	}
+	st := openStore(t, out)
+	ps, err := st.Probes()
+	if err != nil || len(ps) != 1 || !(ps[0].LowerBound > 0) {
+		t.Fatalf("probes: %v, %+v, want one that met the SLO somewhere", err, ps)
+	}
+	base := ps[0].Estimate
+	if !(base > 0) || ps[0].LowerBound < base {
+		base = ps[0].LowerBound
+	}
+	// The measured phase runs from 0.5 s to 2 s: half a second of the
+	// first step, a second of the second.
+	low, high := roundTo3(0.2*base), roundTo3(0.6*base)
+	mean := (0.5*low + high) / 1.5
+	runs := storedRuns(t, st, 1)
+	if math.Abs(runs[0].Level-mean) > 1e-9*mean {
+		t.Errorf("level %g, want the steps' mean %g (steps %g and %g req/s of a %g base)", runs[0].Level, mean, low, high, base)
+	}
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := r.CompletedRuns("")
+	if len(done) != 1 {
+		t.Fatalf("completed runs %+v", done)
+	}
+	// At a fifth and three fifths of what met the SLO, the simulated server
+	// serves everything it is sent: the measured phase completes the
+	// steps' requests (a request or two either side at the edges).
+	want := 0.5*low + high
+	if got := float64(done[0].Summary.Completed); math.Abs(got-want) > 0.05*want+2 {
+		t.Errorf("completed %g requests in the measured phase, want about %g", got, want)
+	}
+	tr, _ := r.Treatment("")
+	if tr.Load.Relative == nil || tr.Load.Relative.Base != base || !strings.Contains(tr.Load.Arrival, "steps(") {
+		t.Errorf("facts: relative %+v, arrival %q", tr.Load.Relative, tr.Load.Arrival)
+	}
+}

@@ -35,6 +35,10 @@ func relativeLine(s *spec.Spec, prefix string) string {
 	}
 	cfg := campaign.LevelProbeConfig(s)
 	most := cfg.BaselineWindow + cfg.Window*time.Duration(cfg.MaxWindows)
-	return fmt.Sprintf("%slevels: %s; the probe (seed 004's, with the SLO p%s <= %v as its SLA) runs once after populating and before the first run, in %v windows, at most %v",
-		prefix, r, strconv.FormatFloat(cfg.Percentile, 'f', -1, 64), cfg.Threshold, cfg.Window, most)
+	what := "levels"
+	if r.Steps {
+		what = "load"
+	}
+	return fmt.Sprintf("%s%s: %s; the probe (seed 004's, with the SLO p%s <= %v as its SLA) runs once after populating and before the first run, in %v windows, at most %v",
+		prefix, what, r, strconv.FormatFloat(cfg.Percentile, 'f', -1, 64), cfg.Threshold, cfg.Window, most)
 }

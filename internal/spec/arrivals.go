@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/load"
@@ -16,6 +17,10 @@ import (
 // of the run (the start of warmup); load.arrival says how arrivals are
 // spaced within each stretch of constant rate.
 type Schedule struct {
+	// RelativeTo "probe" makes the steps' rates fractions of a rate a
+	// short probe measures first on the machine at hand (Step.Fraction),
+	// as relative levels do (Relative); only steps can be relative.
+	RelativeTo string `yaml:"relative_to"`
 	// Steps: each rate is held for its duration, the last one until the
 	// run ends.
 	Steps []Step `yaml:"steps"`
@@ -25,13 +30,23 @@ type Schedule struct {
 	Trace string `yaml:"trace"`
 	// Points are the trace file's rows, read when the spec is checked.
 	Points []load.TracePoint `yaml:"-"`
+	// Base is the probe's rate that relative steps' fractions multiply,
+	// 0 until WithBaseRate; the steps' Rate is set from then on.
+	Base float64 `yaml:"-"`
 }
 
 // Step is one step of load.schedule.steps.
 type Step struct {
-	Rate float64  `yaml:"rate"` // requests per second, >= 0 (0 = a pause)
-	For  Duration `yaml:"for"`  // > 0
+	Rate float64 `yaml:"rate"` // requests per second, >= 0 (0 = a pause)
+	// Fraction is the step's rate as a fraction of the probe's rate, with
+	// relative_to: probe (0 = a pause).
+	Fraction float64  `yaml:"fraction"`
+	For      Duration `yaml:"for"` // > 0
 }
+
+// relative reports whether the steps are fractions still waiting for the
+// probe's rate.
+func (sc *Schedule) waitingForBase() bool { return sc.RelativeTo != "" && !(sc.Base > 0) }
 
 // maxSteps bounds a step list; longer shapes belong in a trace file.
 const maxSteps = 10000
@@ -51,7 +66,13 @@ func (l *Load) Arrivals(level float64, seed uint64) (load.Schedule, error) {
 	case len(sc.Steps) > 0:
 		steps := make([]load.Step, len(sc.Steps))
 		for i, st := range sc.Steps {
-			steps[i] = load.Step{Rate: st.Rate, For: st.For.Duration}
+			rate := st.Rate
+			if sc.waitingForBase() {
+				// Until the probe runs, the fractions stand in for the
+				// rates, so that the plan and the checks see the shape.
+				rate = st.Fraction
+			}
+			steps[i] = load.Step{Rate: rate, For: st.For.Duration}
 		}
 		return &load.Steps{Steps: steps, Spacing: sp, Seed: seed}, nil
 	case sc.Trace != "":
@@ -69,6 +90,13 @@ func (l *Load) Arrivals(level float64, seed uint64) (load.Schedule, error) {
 func (l *Load) ArrivalString() string {
 	if l.Model != "open" || l.Schedule == nil {
 		return l.Arrival
+	}
+	if sc := l.Schedule; sc.waitingForBase() {
+		parts := make([]string, len(sc.Steps))
+		for i, st := range sc.Steps {
+			parts[i] = fmt.Sprintf("%sx for %s", num(st.Fraction), shortDuration(st.For.Duration))
+		}
+		return fmt.Sprintf("%s steps(%s) of the rate a short probe finds first", l.Arrival, strings.Join(parts, ", "))
 	}
 	sched, err := l.Arrivals(0, 0)
 	if err != nil {
@@ -106,12 +134,20 @@ func (c *checker) schedule(s *Spec) {
 	if c.has("load.rates") {
 		c.fail("load.rates", "a schedule sets the rate over the run and replaces rates; remove rates (the run's level is the schedule's mean rate)")
 	}
+	relative := c.has(path + ".relative_to")
+	if relative && sc.RelativeTo != RelativeToProbe {
+		c.fail(path+".relative_to", "unknown value %q; the one source of a base rate is relative_to: probe", truncate(sc.RelativeTo, 40))
+		return
+	}
 	switch hasSteps, hasTrace := c.has(path+".steps"), c.has(path+".trace"); {
 	case hasSteps && hasTrace:
 		c.fail(path, "give steps or a trace, not both")
 		return
+	case hasTrace && relative:
+		c.fail(path+".relative_to", "a trace's rates are requests per second; relative_to works with steps: [{fraction: 0.5, for: 30s}, ...]")
+		return
 	case hasSteps:
-		c.steps(sc.Steps)
+		c.steps(sc.Steps, relative)
 	case hasTrace:
 		if !c.trace(sc) {
 			return
@@ -133,12 +169,14 @@ func (c *checker) schedule(s *Spec) {
 	switch level := s.scheduleLevel(); {
 	case !(level > 0):
 		c.fail(path, "sends nothing during the measured phase (%v to %v from the start of the run); give it a positive rate there", from, to)
-	case level*(to-from).Seconds() < 1:
+	case level*(to-from).Seconds() < 1 && !relative:
 		c.fail(path, "sends fewer than one request during the measured phase (%v to %v from the start of the run, %g requests per second on average); raise its rates there", from, to, level)
 	}
 }
 
-func (c *checker) steps(steps []Step) {
+// steps checks a step list: rates, or with relative_to fractions of the
+// probe's rate.
+func (c *checker) steps(steps []Step, relative bool) {
 	if len(steps) == 0 {
 		c.fail("load.schedule.steps", "the list is empty; give at least one step, e.g. [{rate: 100, for: 30s}]")
 		return
@@ -150,6 +188,15 @@ func (c *checker) steps(steps []Step) {
 	for i, st := range steps {
 		p := fmt.Sprintf("load.schedule.steps[%d]", i)
 		switch {
+		case relative && c.has(p+".rate"):
+			c.fail(p+".rate", "with relative_to: probe a step gives a fraction of the probe's rate, not a rate; write fraction: 0.5")
+		case relative && !c.has(p+".fraction"):
+			c.fail(p+".fraction", "required with relative_to: probe; give the step's rate as a fraction of the probe's rate, e.g. fraction: 0.5 (0 pauses)")
+		case relative && !(st.Fraction >= 0 && st.Fraction <= maxFraction):
+			c.fail(p+".fraction", "must be a fraction of the probe's rate from 0 to %d, got %g", maxFraction, st.Fraction)
+		case relative:
+		case c.has(p + ".fraction"):
+			c.fail(p+".fraction", "a fraction is a share of a rate a probe measures first; add relative_to: probe to load.schedule, or give rate: in requests per second")
 		case !c.has(p + ".rate"):
 			c.fail(p+".rate", "required; give the step's rate in requests per second, e.g. rate: 100 (0 pauses)")
 		case st.Rate < 0 || math.IsInf(st.Rate, 0) || math.IsNaN(st.Rate):

@@ -30,6 +30,9 @@ type Relative struct {
 	Fractions []float64
 	// Base is the rate the fractions multiply, 0 until WithBaseRate.
 	Base float64
+	// Steps says the fractions are load.schedule's steps, in order,
+	// rather than levels.
+	Steps bool
 }
 
 // RelativeToProbe is the one value of relative_to.
@@ -103,15 +106,33 @@ func (c *checker) checkRelative(s *Spec) {
 		return
 	}
 	if s.SLO == nil {
-		c.fail("load.rates.relative_to", "the probe that finds the base rate judges the campaign's SLO, and this campaign has no slo: section; add one, e.g. slo: {percentile: 99, threshold: 10ms}, or list the rates")
+		field, fixed := "load.rates.relative_to", "list the rates"
+		if r.Steps {
+			field, fixed = "load.schedule.relative_to", "give the steps rates"
+		}
+		c.fail(field, "the probe that finds the base rate judges the campaign's SLO, and this campaign has no slo: section; add one, e.g. slo: {percentile: 99, threshold: 10ms}, or %s", fixed)
 	}
 }
 
-// Relative returns the relative form of the campaign's rates, or nil when
-// they are a fixed list, a range, a sweep or a schedule.
+// Relative returns the relative form of the campaign's rates (or of its
+// schedule's steps), or nil when they are a fixed list, a range, a sweep,
+// a trace or steps of fixed rates.
 func (s *Spec) Relative() *Relative {
 	l := s.Load.Rates
-	if s.Load.Model != "open" || s.Load.Schedule != nil || l == nil {
+	if s.Load.Model != "open" {
+		return nil
+	}
+	if sc := s.Load.Schedule; sc != nil {
+		if sc.RelativeTo == "" {
+			return nil
+		}
+		fs := make([]float64, len(sc.Steps))
+		for i, st := range sc.Steps {
+			fs[i] = st.Fraction
+		}
+		return &Relative{To: sc.RelativeTo, Fractions: fs, Base: sc.Base, Steps: true}
+	}
+	if l == nil {
 		return nil
 	}
 	return l.Relative
@@ -126,12 +147,17 @@ func RoundRate(x float64, s *Spec) float64 {
 	if !(x > 0) {
 		return x
 	}
-	mag := math.Pow(10, math.Floor(math.Log10(x))-2)
-	r := roundLevel(math.Round(x/mag)*mag, mag)
+	r := roundSignificant(x)
 	if m := s.Phases.Measure.Duration.Seconds(); m > 0 && r*m < 1 {
 		r = roundLevel(math.Ceil(1000/m)/1000, 0.001)
 	}
 	return min(r, float64(load.MaxRate))
+}
+
+// roundSignificant rounds x > 0 to three significant digits.
+func roundSignificant(x float64) float64 {
+	mag := math.Pow(10, math.Floor(math.Log10(x))-2)
+	return roundLevel(math.Round(x/mag)*mag, mag)
 }
 
 // WithBaseRate returns a copy of s whose relative rates are its fractions
@@ -141,6 +167,9 @@ func (s *Spec) WithBaseRate(base float64) *Spec {
 	r := s.Relative()
 	if r == nil {
 		return s
+	}
+	if r.Steps {
+		return s.withBaseSteps(base)
 	}
 	out := *s
 	rel := *r
@@ -161,6 +190,31 @@ func (s *Spec) WithBaseRate(base float64) *Spec {
 	return &out
 }
 
+// withBaseSteps is WithBaseRate for a relative schedule: each step's rate
+// is its fraction times base, rounded to three significant digits (a
+// pause stays a pause), and the plan's one level is the schedule's new
+// mean rate.
+func (s *Spec) withBaseSteps(base float64) *Spec {
+	out := *s
+	sc := *s.Load.Schedule
+	sc.Base = base
+	sc.Steps = slices.Clone(sc.Steps)
+	for i := range sc.Steps {
+		if f := sc.Steps[i].Fraction; f > 0 {
+			sc.Steps[i].Rate = min(roundSignificant(f*base), float64(load.MaxRate))
+		}
+	}
+	out.Load.Schedule = &sc
+	if s.planRuns != nil {
+		out.planRuns = slices.Clone(s.planRuns)
+		level := out.scheduleLevel()
+		for i := range out.planRuns {
+			out.planRuns[i].Level = level
+		}
+	}
+	return &out
+}
+
 // String describes relative rates in one line, e.g. "0.4, 0.7, 0.9, 1.1,
 // 1.4 x the rate a short probe finds first (the highest that meets the
 // SLO)", or with the base once it is known.
@@ -169,8 +223,12 @@ func (r *Relative) String() string {
 	for i, f := range r.Fractions {
 		fs[i] = num(f)
 	}
-	if r.Base > 0 {
-		return fmt.Sprintf("%s x %s req/s, the rate a short probe found first", strings.Join(fs, ", "), num(r.Base))
+	what := ""
+	if r.Steps {
+		what = "schedule steps of "
 	}
-	return fmt.Sprintf("%s x the rate a short probe finds first (the highest that meets the SLO)", strings.Join(fs, ", "))
+	if r.Base > 0 {
+		return fmt.Sprintf("%s%s x %s req/s, the rate a short probe found first", what, strings.Join(fs, ", "), num(r.Base))
+	}
+	return fmt.Sprintf("%s%s x the rate a short probe finds first (the highest that meets the SLO)", what, strings.Join(fs, ", "))
 }

@@ -106,3 +106,75 @@ func TestRelativeRatesErrors(t *testing.T) {
 		}
 	}
 }
+
+// A schedule's steps can be fractions of the probe's rate too: the plan
+// has its one run, whose level is the schedule's mean rate once the
+// probe's rate is known.
+func TestRelativeScheduleParse(t *testing.T) {
+	s := mustParse(t, relativeHead+"load:\n  model: open\n  arrival: constant\n  schedule:\n    relative_to: probe\n    steps:\n      - {fraction: 0.1, for: 14s}\n      - {fraction: 2, for: 4s}\n      - {fraction: 0, for: 1s}\n")
+	r := s.Relative()
+	if r == nil || !r.Steps || !reflect.DeepEqual(r.Fractions, []float64{0.1, 2, 0}) || r.Base != 0 {
+		t.Fatalf("relative %+v, want the steps' fractions [0.1 2 0] and no base yet", r)
+	}
+	if got := s.Load.ArrivalString(); got != "constant steps(0.1x for 14s, 2x for 4s, 0x for 1s) of the rate a short probe finds first" {
+		t.Errorf("before the probe the arrivals read %q", got)
+	}
+	if !strings.Contains(r.String(), "schedule steps of 0.1, 2, 0 x the rate a short probe finds first") {
+		t.Errorf("String() = %q", r.String())
+	}
+	got := s.WithBaseRate(1234)
+	rates := []float64{}
+	for _, st := range got.Load.Schedule.Steps {
+		rates = append(rates, st.Rate)
+	}
+	// 0.1 x 1234 = 123.4 -> 123; 2 x 1234 = 2468 -> 2470 (three significant
+	// digits); a pause stays a pause. The measured phase, 8 s after a
+	// 10 s warmup, has 4 s at 123 and 4 s at 2470, so the level is their mean, 1296.5.
+	if !reflect.DeepEqual(rates, []float64{123, 2470, 0}) {
+		t.Errorf("rates of 1234 req/s: %v, want [123 2470 0]", rates)
+	}
+	if lv := got.Levels(); len(lv) != 1 || lv[0] != 1296.5 {
+		t.Errorf("level %v, want the mean 1296.5", lv)
+	}
+	if p := got.Plan(); len(p) != 1 || p[0].Level != 1296.5 {
+		t.Errorf("plan %+v, want one run at 1296.5", p)
+	}
+	if s.Load.Schedule.Steps[1].Rate != 0 || s.Relative().Base != 0 {
+		t.Error("WithBaseRate changed the spec it copied")
+	}
+	if got.Relative().Base != 1234 {
+		t.Errorf("base %g on the copy", got.Relative().Base)
+	}
+}
+
+func TestRelativeScheduleErrors(t *testing.T) {
+	head := "name: r\ntarget: {type: fake}\nworkload: {ycsb: a}\nslo: {percentile: 99, threshold: 10ms}\n"
+	tests := []struct{ name, load, want string }{
+		{"rate in a relative step", "schedule: {relative_to: probe, steps: [{rate: 100, for: 5s}]}",
+			"load.schedule.steps[0].rate: with relative_to: probe a step gives a fraction of the probe's rate, not a rate; write fraction: 0.5"},
+		{"no fraction", "schedule: {relative_to: probe, steps: [{for: 5s}]}",
+			"load.schedule.steps[0].fraction: required with relative_to: probe"},
+		{"too large", "schedule: {relative_to: probe, steps: [{fraction: 50, for: 5s}]}",
+			"load.schedule.steps[0].fraction: must be a fraction of the probe's rate from 0 to 10, got 50"},
+		{"fraction without relative_to", "schedule: {steps: [{fraction: 0.5, for: 5s}]}",
+			"load.schedule.steps[0].fraction: a fraction is a share of a rate a probe measures first; add relative_to: probe"},
+		{"unknown source", "schedule: {relative_to: sweep, steps: [{fraction: 0.5, for: 5s}]}",
+			`load.schedule.relative_to: unknown value "sweep"`},
+		{"trace", "schedule: {relative_to: probe, trace: x.csv}",
+			"load.schedule.relative_to: a trace's rates are requests per second"},
+		{"all pauses", "schedule: {relative_to: probe, steps: [{fraction: 0, for: 5s}]}",
+			"load.schedule: sends nothing during the measured phase"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse("t.yaml", []byte(head+"load: {model: open, "+tt.load+"}\n"))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+	_, err := Parse("t.yaml", []byte("name: r\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, schedule: {relative_to: probe, steps: [{fraction: 1, for: 5s}]}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "load.schedule.relative_to: the probe that finds the base rate judges the campaign's SLO") || !strings.Contains(err.Error(), "give the steps rates") {
+		t.Errorf("without an SLO: %v", err)
+	}
+}

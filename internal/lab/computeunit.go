@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 
 	"github.com/headroom-dev/headroom/internal/cpuref"
 )
@@ -11,12 +12,10 @@ import (
 // The values of lab.compute_unit.
 const (
 	// ComputeReference makes a vCPU the reference core's work per second
-	// (internal/cpuref).
+	// (internal/cpuref): the default.
 	ComputeReference = "reference"
 	// ComputeMachine makes a vCPU one core of whatever machine runs the
-	// lab: the default until the lab's own CPU work (an application
-	// server's cpu_work, which is CPU time) and the lab tests designed on
-	// one machine follow the unit (docs/lab.md).
+	// lab, as before compute units.
 	ComputeMachine = "machine"
 )
 
@@ -43,7 +42,7 @@ func CheckComputeUnit(v string) error {
 	case "", ComputeReference, ComputeMachine:
 		return nil
 	}
-	return fmt.Errorf("lab.compute_unit: %q is not a compute unit; use reference (a vCPU is a fixed amount of work per second) or machine (a vCPU is one core of this machine, the default)", v)
+	return fmt.Errorf("lab.compute_unit: %q is not a compute unit; use reference (a vCPU is a fixed amount of work per second, the default) or machine (a vCPU is one core of this machine)", v)
 }
 
 // measure is cpuref.Measure; tests replace it.
@@ -57,7 +56,7 @@ func Calibrate(mode string, hosts []HostConfig) (*ComputeUnit, error) {
 		return nil, err
 	}
 	if mode == "" {
-		mode = ComputeMachine
+		mode = ComputeReference
 	}
 	m, err := measure()
 	if err != nil {
@@ -110,6 +109,18 @@ func (c *ComputeUnit) CoresFor(vcpus float64) float64 {
 		cores = float64(runtime.NumCPU())
 	}
 	return math.Min(vcpus/c.Score, cores)
+}
+
+// CPUTimeFor converts work written as a reference core's CPU time (an
+// application server's cpu_work) into CPU time on this machine, so that a
+// host of v vCPUs serves the same work per second whatever the machine:
+// its quota is v / Score cores, and each request's work takes d / Score
+// of them. In machine mode (or without a unit) CPU time is CPU time.
+func (c *ComputeUnit) CPUTimeFor(d time.Duration) time.Duration {
+	if c == nil || c.Mode == ComputeMachine || !(c.Score > 0) {
+		return d
+	}
+	return time.Duration(float64(d) / c.Score)
 }
 
 // Describe says what vcpus are on this machine, e.g. "0.25 vCPU = 0.31 cores".

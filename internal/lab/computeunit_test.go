@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/headroom-dev/headroom/internal/cpuref"
 )
@@ -67,8 +68,8 @@ func TestCalibrateSaysWhichHostsCannotGetTheirShare(t *testing.T) {
 	if cu.CoresFor(1) != 1 || len(cu.Notes) != 0 || !strings.Contains(cu.String(), "one core of this machine") {
 		t.Errorf("machine mode: %v cores for 1 vCPU, notes %q, %q", cu.CoresFor(1), cu.Notes, cu.String())
 	}
-	// Until the lab's own CPU work follows the unit, machine is the default.
-	if cu, err = Calibrate("", nil); err != nil || cu.Mode != ComputeMachine {
+	// The reference unit is the default.
+	if cu, err = Calibrate("", nil); err != nil || cu.Mode != ComputeReference {
 		t.Errorf("the default mode: %+v, %v", cu, err)
 	}
 }
@@ -110,5 +111,25 @@ func TestLabQuotaIsTheComputeUnitsCores(t *testing.T) {
 		if err := Down(name); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// Work written as the reference core's CPU time takes 1/score of it on a
+// machine of that score, so that a host of v vCPUs (v/score cores) serves
+// the same requests per second; in machine mode CPU time stays CPU time.
+func TestCPUTimeFor(t *testing.T) {
+	fast := &ComputeUnit{Mode: ComputeReference, Score: 2, Cores: 2}
+	if got := fast.CPUTimeFor(4 * time.Millisecond); got != 2*time.Millisecond {
+		t.Errorf("reference mode at score 2: %v, want 2ms", got)
+	}
+	// The host's requests per second: cores / CPU time per request.
+	v := 0.5
+	if rps := fast.CoresFor(v) / fast.CPUTimeFor(4*time.Millisecond).Seconds(); math.Abs(rps-v/0.004) > 1e-9 {
+		t.Errorf("a %g vCPU host at 4 ms of reference work serves %g req/s, want %g", v, rps, v/0.004)
+	}
+	machine := &ComputeUnit{Mode: ComputeMachine, Score: 2, Cores: 2}
+	var none *ComputeUnit
+	if machine.CPUTimeFor(time.Millisecond) != time.Millisecond || none.CPUTimeFor(time.Millisecond) != time.Millisecond {
+		t.Error("machine mode and a lab without a unit keep CPU time as written")
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/headroom-dev/headroom/internal/infra"
 	"github.com/headroom-dev/headroom/internal/lab"
@@ -296,6 +297,14 @@ func (h *Host) DataDir() string { return h.state().VolumeDir }
 // network namespace, then drops to uid:gid (lab.Command).
 func (h *Host) Command(cmd *exec.Cmd, uid, gid int) error {
 	return h.lab.Command(h.name, cmd, uid, gid)
+}
+
+// CPUTimeFor converts CPU work written for the lab's reference core (an
+// application server's cpu_work) into CPU time on this machine under the
+// lab's compute unit (lab.ComputeUnit.CPUTimeFor).
+func (h *Host) CPUTimeFor(d time.Duration) time.Duration {
+	st := h.lab.State()
+	return st.ComputeUnit.CPUTimeFor(d)
 }
 
 // Monitor implements infra.Host: CPU, memory and volume I/O from the

@@ -296,6 +296,21 @@ func (t *Target) serving() []*appServer {
 	return t.rot.Load()
 }
 
+// cpuTime is the CPU time a request's work d takes on a's host: in a lab
+// whose vCPU follows the reference compute unit, cpu_work is the
+// reference core's CPU time, so that a host serves the same requests per
+// second on a faster or slower machine (docs/lab.md, "The compute unit").
+func (a *appServer) cpuTime(d time.Duration) time.Duration {
+	if a.place != nil {
+		if h, ok := a.place.OnHost().(interface {
+			CPUTimeFor(time.Duration) time.Duration
+		}); ok {
+			return h.CPUTimeFor(d)
+		}
+	}
+	return d
+}
+
 // start runs one application server (again). Its database URL is in its
 // environment only.
 func (t *Target) start(a *appServer) error {
@@ -304,7 +319,7 @@ func (t *Target) start(a *appServer) error {
 		return fmt.Errorf("finding the headroom binary to run serve-app: %w", err)
 	}
 	args = append(args, "--listen", a.addr, "--db", apptier.DefaultDSNEnv,
-		"--cpu-work", t.opts.App.CPUWork.Duration.String(), "--pool", strconv.Itoa(t.opts.App.Pool), "--table", t.opts.Table)
+		"--cpu-work", a.cpuTime(t.opts.App.CPUWork.Duration).String(), "--pool", strconv.Itoa(t.opts.App.Pool), "--table", t.opts.Table)
 	logf, err := os.OpenFile(a.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return err

@@ -103,7 +103,8 @@ type AppOptions struct {
 	// ports on this machine).
 	Port int `yaml:"port"`
 	// CPUWork is the CPU time each server spends on every request before it
-	// queries the database (default 0).
+	// queries the database (default 0): the reference core's CPU time in a
+	// lab whose compute unit is reference, converted for this machine.
 	CPUWork spec.Duration `yaml:"cpu_work"`
 	// Pool is each server's most database connections (default 16).
 	Pool int `yaml:"pool"`

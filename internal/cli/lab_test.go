@@ -46,8 +46,9 @@ lab:
 	if code != 0 || !strings.Contains(out, "t-cli-lab") || !strings.Contains(out, "10.201.") {
 		t.Errorf("lab status: exit %d\n%s", code, out)
 	}
-	// What a vCPU is on this machine, and each host's quota in its cores.
-	for _, want := range []string{"compute unit: machine, a vCPU is one core of this machine", "compute units per core", "CORES"} {
+	// What a vCPU is on this machine (the reference unit, the default),
+	// and each host's quota in its cores.
+	for _, want := range []string{"compute unit: a vCPU is the work of one vCPU of a", "so a vCPU gets", "compute units per core", "CORES"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lab status lacks %q:\n%s", want, out)
 		}

@@ -267,8 +267,14 @@ func (su *Setup) openTarget(f registry.Factory, env registry.Env) (err error) {
 		}
 		defer func() { err = errors.Join(err, su.rethrottle(causeStartDone)) }()
 	}
-	su.Target, err = f.Open(su.spec.Target.Options, env)
-	return err
+	tg, err := f.Open(su.spec.Target.Options, env)
+	if err != nil {
+		// Whatever a target's Open returned beside its error is not a
+		// target to close: a nil pointer in the interface is not nil.
+		return err
+	}
+	su.Target = tg
+	return nil
 }
 
 // placer puts managed servers on the provider's hosts for the target

@@ -14,6 +14,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/hostinfo"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/monitor/importer"
+	"github.com/headroom-dev/headroom/internal/regularfile"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/version"
 )
@@ -83,14 +84,11 @@ func importFiles(c *cobra.Command, st *store.Store, files []string, fm importer.
 // importFile streams one file into the store in one transaction: a file
 // that fails to parse part-way stores nothing.
 func importFile(c *cobra.Command, st *store.Store, path string, fm importer.Format, host string, runID int64) error {
-	fh, err := os.Open(path)
+	fh, err := regularfile.Open(path)
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %w", path, err)
+		return fmt.Errorf("cannot import %s: %w", path, err)
 	}
 	defer fh.Close()
-	if fi, err := fh.Stat(); err == nil && fi.IsDir() {
-		return fmt.Errorf("%s is a directory; pass the files to import", path)
-	}
 	if fm == "" {
 		f, ok, err := importer.Sniff(path, fh)
 		if err != nil {

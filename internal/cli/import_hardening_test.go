@@ -220,3 +220,23 @@ func importRSS(t *testing.T, file, db string) (int64, string) {
 	}
 	return cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10, string(out) // KiB on Linux
 }
+
+// A FIFO without a writer made import wait forever (issue 36); it and a
+// directory get one sentence.
+func TestImportRefusesAFIFOAndADirectory(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "sar.csv")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(t.TempDir(), "new.db")
+	for path, want := range map[string]string{
+		fifo: "headroom: cannot import " + fifo + ": " + fifo + " is a FIFO (named pipe), not a regular file; give a file",
+		dir:  "headroom: cannot import " + dir + ": " + dir + " is a directory, not a regular file; give a file",
+	} {
+		_, errOut, code := headroom(t, "import", "--format", "sar", path, db)
+		if code == 0 || strings.TrimSpace(errOut) != want {
+			t.Errorf("%s: exit %d, %q, want %q", path, code, errOut, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/load"
+	"github.com/headroom-dev/headroom/internal/regularfile"
 )
 
 // Schedule is load.schedule: an open-loop rate that changes over the run,
@@ -227,12 +228,14 @@ func (c *checker) trace(sc *Schedule) bool {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(filepath.Dir(c.file), p)
 	}
-	f, err := os.Open(p)
+	f, err := regularfile.Open(p)
 	if err != nil {
 		reason := err.Error()
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			reason = pe.Err.Error()
+		} else {
+			reason = strings.TrimPrefix(reason, p+" ")
 		}
 		c.fail("load.schedule.trace", "cannot read %s (%s); the path is relative to the spec file", p, reason)
 		return false

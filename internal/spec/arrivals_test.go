@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -102,6 +103,10 @@ func TestScheduleErrors(t *testing.T) {
 	write("order.csv", "0,10\n30,20\n# pause\n20,0\n")
 	write("words.csv", "0,10\nsoon,20\n")
 	write("warm.csv", "0,100\n10,0\n")
+	// A FIFO without a writer once made validate wait forever (issue 36).
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.csv"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	spec := filepath.Join(dir, "t.yaml")
 	for _, c := range []struct {
 		name string
@@ -128,6 +133,8 @@ func TestScheduleErrors(t *testing.T) {
 			[]string{spec + ":4: load.schedule.steps[0].ramp: unknown field"}},
 		{"missing trace", "load: {model: open, schedule: {trace: nope.csv}}",
 			[]string{spec + ":4: load.schedule.trace: cannot read " + filepath.Join(dir, "nope.csv") + " (no such file or directory); the path is relative to the spec file"}},
+		{"trace is a FIFO", "load: {model: open, schedule: {trace: fifo.csv}}",
+			[]string{spec + ":4: load.schedule.trace: cannot read " + filepath.Join(dir, "fifo.csv") + " (is a FIFO (named pipe), not a regular file; give a file); the path is relative to the spec file"}},
 		{"negative rate in trace", "load: {model: open, schedule: {trace: neg.csv}}",
 			[]string{filepath.Join(dir, "neg.csv") + ":3: load.schedule.trace: rate -5 is negative; use 0 for a pause"}},
 		{"times out of order", "load: {model: open, schedule: {trace: order.csv}}",

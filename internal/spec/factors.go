@@ -126,11 +126,13 @@ func parseFactors(file string, n *yaml.Node) ([]Factor, Errors) {
 		if !ok || !f.label(file, p, labels, labelsLine, fail) {
 			continue
 		}
-		count *= len(f.Values)
+		// Saturate above the limit: 64 factors of 2 values overflow an int,
+		// and a wrapped count would pass the check below.
+		count = min(count*len(f.Values), maxTreatments+1)
 		out = append(out, f)
 	}
 	if count > maxTreatments {
-		fail(n.Line, "factors", "the factors make %d combinations, more than %d; use fewer values", count, maxTreatments)
+		fail(n.Line, "factors", "the factors make more than %d combinations; use fewer factors or values", maxTreatments)
 	}
 	if len(errs) > 0 {
 		return nil, errs

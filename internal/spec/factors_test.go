@@ -150,7 +150,7 @@ func TestFactorErrors(t *testing.T) {
 		{"factors:\n  - path: lab.hosts[0].type\n    values:\n      - small\n      - huge\n  - {path: load.rates, values: [[1], [2]]}",
 			`t.yaml:13: lab.hosts[0].type: in treatment type-huge_rates-1: "huge" is not in the catalog`},
 		{"factors:\n  - {path: workload.record_count, values: " + numbers(41) + "}\n  - {path: workload.field_count, values: " + numbers(26) + "}",
-			"factors: the factors make 1066 combinations, more than 1000"},
+			"factors: the factors make more than 1000 combinations"},
 		{"factors:\n  - {path: load.rates, name: " + strings.Repeat("r", 63) + ", values: [[1]]}", "is longer than 64 characters; give the factors shorter name: or labels:"},
 		{"treatments:\n  - {name: a, set: {workload.ycsb: b}}\nfactors:\n  - {path: workload.ycsb, values: [a, c]}", "t.yaml:12: factors[0].path: workload.ycsb is also set by treatment a; set it in one place"},
 		{"treatment_order: random\nfactors:\n  - {path: workload.ycsb, values: [a, c]}", `t.yaml:9: treatment_order: unknown value "random"; did you mean "randomized"?`},
@@ -187,4 +187,35 @@ func numbers(n int) string {
 		fmt.Fprint(&b, i)
 	}
 	return b.String() + "]"
+}
+
+// 64 factors of two values make 2^64 combinations, which wrapped the
+// count to 0 and let the expansion run out of memory (issue 36): the count
+// saturates, and the spec gets one sentence.
+func TestFactorCombinationsDoNotOverflow(t *testing.T) {
+	for _, n := range []int{63, 64, 65} {
+		var b strings.Builder
+		b.WriteString(treatmentBase + "factors:\n")
+		for i := range n {
+			fmt.Fprintf(&b, "  - {path: workload.k%d, values: [1, 2]}\n", i)
+		}
+		_, err := Parse("t.yaml", []byte(b.String()))
+		if err == nil || !strings.Contains(err.Error(), "factors: the factors make more than 1000 combinations; use fewer factors or values") {
+			t.Errorf("%d factors of 2 values: %v", n, err)
+		}
+	}
+}
+
+// docs/spec.md allows at most 1,000 treatments; 1,001 listed ones were
+// accepted (issue 36).
+func TestListedTreatmentsAreBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(treatmentBase + "treatments:\n")
+	for i := range 1001 {
+		fmt.Fprintf(&b, "  - {name: t%d}\n", i)
+	}
+	_, err := Parse("t.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "treatments: 1001 treatments is more than the 1000 allowed; split the campaign") {
+		t.Errorf("1,001 treatments: %v", err)
+	}
 }

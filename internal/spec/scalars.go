@@ -64,6 +64,11 @@ func (d *decoder) duration(n *yaml.Node, path string) (time.Duration, bool) {
 			if n.Decode(&f) == nil && f == 0 {
 				return 0, true
 			}
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				// ".inf" with a unit is no duration either (issue 36).
+				d.fail(n.Line, path, "%s is not a length of time; give a duration like \"500ms\", \"10s\" or \"2m\"", truncate(n.Value, 40))
+				return 0, false
+			}
 			v := truncate(n.Value, 40)
 			d.fail(n.Line, path, "%s has no unit; write it with one, e.g. \"%ss\" or \"%sms\"", v, v, v)
 			return 0, false

@@ -123,6 +123,9 @@ func parseTreatments(file string, base, n *yaml.Node) ([]variant, Errors) {
 	if n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
 		return nil, fail(n.Line, "treatments", "expected a list like [{name: small}, {name: large, set: {lab.hosts[0].type: large}}]")
 	}
+	if len(n.Content) > maxTreatments {
+		return nil, fail(n.Line, "treatments", "%d treatments is more than the %d allowed; split the campaign", len(n.Content), maxTreatments)
+	}
 	var out []variant
 	var errs Errors
 	seen := map[string]bool{}

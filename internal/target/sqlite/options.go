@@ -57,6 +57,11 @@ func validate(o any) error {
 	if opts.Path == "" {
 		return fmt.Errorf("path: must not be empty; give a file name such as target.db")
 	}
+	// The driver reads a file name up to '?' and its options after it,
+	// so such a path would set pragmas the results do not record.
+	if i := strings.IndexAny(opts.Path, "?#%\x00"); i >= 0 {
+		return fmt.Errorf("path: %q contains %q, which the SQLite driver would read as connection options; give a plain file name (settings go in journal_mode, synchronous, cache_size_kib and busy_timeout)", truncateText(opts.Path, 60), opts.Path[i:i+1])
+	}
 	if err := oneOf("journal_mode", opts.JournalMode, "wal", "delete", "truncate", "persist", "memory", "off"); err != nil {
 		return err
 	}
@@ -81,4 +86,12 @@ func validate(o any) error {
 		return fmt.Errorf("table: must not be empty")
 	}
 	return nil
+}
+
+// truncateText shortens s to at most n bytes for a message.
+func truncateText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

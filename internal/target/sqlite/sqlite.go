@@ -30,7 +30,15 @@ func init() {
 		InProcess:  true,
 		NewOptions: func() any { return defaultOptions() },
 		Validate:   validate,
-		Open:       func(o any, env registry.Env) (target.Target, error) { return Open(*o.(*Options), env.Dir) },
+		Open: func(o any, env registry.Env) (target.Target, error) {
+			t, err := Open(*o.(*Options), env.Dir)
+			if err != nil {
+				// Not a nil *Target in the interface: the campaign's
+				// cleanup would close it (issue 36).
+				return nil, err
+			}
+			return t, nil
+		},
 	})
 }
 

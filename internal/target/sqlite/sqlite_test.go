@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/target"
+	"github.com/headroom-dev/headroom/internal/target/registry"
 	"github.com/headroom-dev/headroom/internal/target/sqlycsb/ycsbtest"
 	"github.com/headroom-dev/headroom/internal/workload"
 )
@@ -128,12 +130,13 @@ func TestValidateOptions(t *testing.T) {
 		"connections":  func(o *Options) { o.Connections = 0 },
 		"table":        func(o *Options) { o.Table = "users; DROP" },
 		"path":         func(o *Options) { o.Path = "" },
+		"path ":        func(o *Options) { o.Path = "inj.db?_pragma=user_version(4242)&x=" },
 	}
 	for field, mutate := range cases {
 		o := defaultOptions()
 		mutate(o)
 		err := validate(o)
-		if err == nil || err.Error()[:len(field)] != field {
+		if name := strings.TrimSpace(field); err == nil || !strings.HasPrefix(err.Error(), name+":") {
 			t.Errorf("%s: got %v", field, err)
 		}
 	}
@@ -147,5 +150,21 @@ func TestOpenUnwritablePath(t *testing.T) {
 	opts.Path = "/proc/headroom/target.db"
 	if _, err := Open(opts, t.TempDir()); err == nil {
 		t.Fatal("expected an error for an unwritable path")
+	}
+}
+
+// A database file that cannot be opened is reported with its path and
+// reason through the registry, as no target at all: a nil *Target in the
+// interface made the campaign's cleanup close it and panic (issue 36).
+func TestRegistryOpenFailureIsNoTarget(t *testing.T) {
+	f, ok := registry.Lookup("sqlite")
+	if !ok {
+		t.Fatal("sqlite is not registered")
+	}
+	opts := defaultOptions()
+	opts.Path = "/nonexistent/dir/x.db"
+	tg, err := f.Open(opts, registry.Env{Dir: t.TempDir()})
+	if err == nil || tg != nil || !strings.Contains(err.Error(), "/nonexistent/dir/x.db") {
+		t.Fatalf("open of a missing directory: target %v (nil: %v), error %v", tg, tg == nil, err)
 	}
 }

@@ -237,3 +237,30 @@ func TestLateErrorEmitsNothing(t *testing.T) {
 		}
 	}
 }
+
+// Shares of time above 100% were stored (iostat 1e300% busy, sar 500%
+// user and 900% system) and later printed as "+Inf%" (issue 36); the file
+// is refused, and the sink gets none of its samples here (import stores
+// a file in one transaction, so a longer file is not kept either).
+func TestSharesAboveAllTheTimeAreRefused(t *testing.T) {
+	iostatBusy := `{"sysstat": {"hosts": [{"nodename": "h", "statistics": [
+ {"timestamp": "2026-11-23T10:22:11+0000", "disk": [{"disk_device": "vda", "r/s": 1, "w/s": 1, "util": 5}]},
+ {"timestamp": "2026-11-23T10:22:12+0000", "disk": [{"disk_device": "vda", "r/s": 1, "w/s": 1, "util": 1e300}]}]}]}}`
+	wantErr(t, FormatIostat, "io.json", iostatBusy, "io.json: disk:vda util_pct of host h at 2026-11-23T10:22:11Z is 1e+300%, more than all of the time there is; the file is damaged or was edited")
+	sarCPU := "# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle\n" +
+		"db1;1;2026-11-23 10:22:45 UTC;-1;500;0;900;0;0;0\n"
+	wantErr(t, FormatSar, "sar.csv", sarCPU, "sar.csv", "cpu user_pct of host db1 at 2026-11-23T10:22:44Z is 500%", "more than all of the time there is")
+	var stored int
+	_, err := Read(FormatSar, "sar.csv", strings.NewReader(sarCPU), Options{Location: time.UTC}, func(s []monitor.Sample) error {
+		stored += len(s)
+		return nil
+	})
+	if err == nil || stored != 0 {
+		t.Errorf("a refused file stored %d samples (%v)", stored, err)
+	}
+	// 100.4% busy is a rounding of the tools, kept.
+	ok := sarHdr + "vm;1;2026-11-23 10:22:45 UTC;vda;3.0;0;0;0;0;0;100.4\n"
+	if _, err := Parse(FormatSar, "sar.csv", []byte(ok), Options{Location: time.UTC}); err != nil {
+		t.Errorf("100.4%% busy: %v", err)
+	}
+}

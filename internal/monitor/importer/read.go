@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
@@ -298,6 +299,16 @@ func (s *sampler) add(resource, metric string, start time.Time, period time.Dura
 	if v != v || v > maxFloat || v < -maxFloat {
 		return
 	}
+	if s.p.emit && isShare(metric) && v > maxShare && s.p.err == nil {
+		// A share of a device's or a CPU's time above 100% is no
+		// measurement (sar with 500% user, iostat with 1e300% busy):
+		// the file is refused (issue 36). Only the pass that emits has
+		// the host and time to name; import stores a file in one
+		// transaction, so nothing of it is kept.
+		s.p.err = &Error{Name: s.p.name, Format: s.p.format, Msg: fmt.Sprintf("%s %s of host %s at %s is %v%%, more than all of the time there is; the file is damaged or was edited",
+			resource, metric, s.host, start.UTC().Format(time.RFC3339), v)}
+		return
+	}
 	s.p.add(monitor.Sample{
 		Host: s.host, Resource: resource, Metric: metric,
 		Start: start, Period: period, Value: v, Source: s.source,
@@ -305,6 +316,17 @@ func (s *sampler) add(resource, metric string, start time.Time, period time.Dura
 }
 
 const maxFloat = 1.7976931348623157e308
+
+// maxShare is the most a share of time may read: 100%, and 1 point more
+// for the rounding and timing of the tools that print it.
+const maxShare = 101
+
+// isShare reports whether metric is a share of a CPU's or a device's time
+// (user_pct, util_pct, throttled_pct...), which cannot exceed 100%; a
+// process's cpu_pct is of one core, and may.
+func isShare(metric string) bool {
+	return strings.HasSuffix(metric, "_pct") && metric != monitor.ProcCPUPct
+}
 
 // lines reads text input line by line with bounded memory.
 type lines struct {

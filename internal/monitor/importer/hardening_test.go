@@ -264,3 +264,14 @@ func TestSharesAboveAllTheTimeAreRefused(t *testing.T) {
 		t.Errorf("100.4%% busy: %v", err)
 	}
 }
+
+// ESC and BEL in an imported nodename reached the terminal raw, and a
+// 50 MB device name made a 1.6 GB store (issue 36): such names refuse the
+// file, quoted and cut short in the message.
+func TestNamesAreShortAndPrintable(t *testing.T) {
+	esc := "# hostname;interval;timestamp;CPU;%user;%nice;%system;%iowait;%steal;%idle\n" +
+		"db\x1b[31m\x07;1;2026-11-23 10:22:45 UTC;-1;10;0;5;0;0;85\n"
+	wantErr(t, FormatSar, "sar.csv", esc, `sar.csv: the name "db\x1b[31m\a" holds control characters; the file is damaged or was edited`)
+	long := sarHdr + "vm;1;2026-11-23 10:22:45 UTC;" + strings.Repeat("d", 1000) + ";3.0;0;0;0;0;0;0\n"
+	wantErr(t, FormatSar, "sar.csv", long, `the name "disk:ddddddddddddddddddddddddddddddddddd"... is 1005 bytes long, more than the 256 a host or device name may have`)
+}

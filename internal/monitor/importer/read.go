@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/headroom-dev/headroom/internal/monitor"
 )
@@ -299,6 +301,14 @@ func (s *sampler) add(resource, metric string, start time.Time, period time.Dura
 	if v != v || v > maxFloat || v < -maxFloat {
 		return
 	}
+	if s.p.err == nil {
+		for _, name := range []string{s.host, resource} {
+			if why := badName(name); why != "" {
+				s.p.err = &Error{Name: s.p.name, Format: s.p.format, Msg: fmt.Sprintf("the name %s %s; the file is damaged or was edited (give --host to name the host)", quoteShort(name), why)}
+				return
+			}
+		}
+	}
 	if s.p.emit && isShare(metric) && v > maxShare && s.p.err == nil {
 		// A share of a device's or a CPU's time above 100% is no
 		// measurement (sar with 500% user, iostat with 1e300% busy):
@@ -316,6 +326,32 @@ func (s *sampler) add(resource, metric string, start time.Time, period time.Dura
 }
 
 const maxFloat = 1.7976931348623157e308
+
+// maxName bounds a host's or a resource's name: a device name of 50 MB
+// made a 1.6 GB store (issue 36).
+const maxName = 256
+
+// badName says what is wrong with a host or resource name from a file,
+// or "" when nothing is: names are stored and printed, so they are short
+// and hold no control characters (ESC and BEL reached the terminal raw).
+func badName(name string) string {
+	switch {
+	case len(name) > maxName:
+		return fmt.Sprintf("is %d bytes long, more than the %d a host or device name may have", len(name), maxName)
+	case strings.ContainsFunc(name, unicode.IsControl):
+		return "holds control characters"
+	}
+	return ""
+}
+
+// quoteShort quotes name for a message, escaping control characters and
+// cutting it to a readable length.
+func quoteShort(name string) string {
+	if len(name) > 40 {
+		return strconv.Quote(name[:40]) + "..."
+	}
+	return strconv.Quote(name)
+}
 
 // maxShare is the most a share of time may read: 100%, and 1 point more
 // for the rounding and timing of the tools that print it.

@@ -159,11 +159,7 @@ func (ex *executor) runLevelProbe(ctx context.Context, kube *KubernetesAgents, w
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return probedRates{}, ErrInterrupted
 		}
-		field := "load.rates"
-		if rel.Steps {
-			field = "load.schedule"
-		}
-		return probedRates{}, fmt.Errorf("the probe that finds the base rate of %s failed: %w", field, err)
+		return probedRates{}, fmt.Errorf("the probe that finds the base rate of %s failed: %w", rel.Field(), err)
 	}
 	pr := probedRates{Treatment: ex.tr.name, Keys: keys}
 	pr.To, pr.Fractions = rel.To, rel.Fractions

@@ -45,8 +45,8 @@ type Step struct {
 	For      Duration `yaml:"for"` // > 0
 }
 
-// relative reports whether the steps are fractions still waiting for the
-// probe's rate.
+// waitingForBase reports whether the steps are fractions still waiting
+// for the probe's rate.
 func (sc *Schedule) waitingForBase() bool { return sc.RelativeTo != "" && !(sc.Base > 0) }
 
 // maxSteps bounds a step list; longer shapes belong in a trace file.

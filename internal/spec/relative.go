@@ -35,6 +35,15 @@ type Relative struct {
 	Steps bool
 }
 
+// Field is the spec field the fractions are written in: load.rates, or
+// load.schedule for steps.
+func (r *Relative) Field() string {
+	if r.Steps {
+		return "load.schedule"
+	}
+	return "load.rates"
+}
+
 // RelativeToProbe is the one value of relative_to.
 const RelativeToProbe = "probe"
 
@@ -106,11 +115,11 @@ func (c *checker) checkRelative(s *Spec) {
 		return
 	}
 	if s.SLO == nil {
-		field, fixed := "load.rates.relative_to", "list the rates"
+		fixed := "list the rates"
 		if r.Steps {
-			field, fixed = "load.schedule.relative_to", "give the steps rates"
+			fixed = "give the steps rates"
 		}
-		c.fail(field, "the probe that finds the base rate judges the campaign's SLO, and this campaign has no slo: section; add one, e.g. slo: {percentile: 99, threshold: 10ms}, or %s", fixed)
+		c.fail(r.Field()+".relative_to", "the probe that finds the base rate judges the campaign's SLO, and this campaign has no slo: section; add one, e.g. slo: {percentile: 99, threshold: 10ms}, or %s", fixed)
 	}
 }
 

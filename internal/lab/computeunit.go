@@ -101,7 +101,7 @@ func (c *ComputeUnit) notes(hosts []HostConfig) []string {
 // compute unit (made before it existed), or in machine mode, takes a vCPU
 // as one core, uncapped, as it always did.
 func (c *ComputeUnit) CoresFor(vcpus float64) float64 {
-	if c == nil || c.Mode == ComputeMachine || !(c.Score > 0) {
+	if !c.converts() {
 		return vcpus
 	}
 	cores := float64(c.Cores)
@@ -111,13 +111,20 @@ func (c *ComputeUnit) CoresFor(vcpus float64) float64 {
 	return math.Min(vcpus/c.Score, cores)
 }
 
+// converts reports whether the unit converts vCPUs and work at all: not
+// in machine mode, not without a measured score, and not for a lab made
+// before compute units (nil).
+func (c *ComputeUnit) converts() bool {
+	return c != nil && c.Mode != ComputeMachine && c.Score > 0
+}
+
 // CPUTimeFor converts work written as a reference core's CPU time (an
 // application server's cpu_work) into CPU time on this machine, so that a
 // host of v vCPUs serves the same work per second whatever the machine:
 // its quota is v / Score cores, and each request's work takes d / Score
 // of them. In machine mode (or without a unit) CPU time is CPU time.
 func (c *ComputeUnit) CPUTimeFor(d time.Duration) time.Duration {
-	if c == nil || c.Mode == ComputeMachine || !(c.Score > 0) {
+	if !c.converts() {
 		return d
 	}
 	return time.Duration(float64(d) / c.Score)

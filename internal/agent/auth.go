@@ -16,15 +16,29 @@ import (
 // it starts itself this way, so it never appears on a command line.
 const TokenEnv = "HEADROOM_AGENT_TOKEN"
 
-// The token is a shared secret. It never crosses the wire: the coordinator
-// sends a random nonce and the agent answers with HMAC-SHA256(token, nonce
-// || name), so a recorded session cannot be replayed and an eavesdropper
-// does not learn the token. (The rest of the session is not encrypted:
-// run agents on a network you trust, or through a tunnel.)
+// The token is a shared secret, and both sides prove they hold it before
+// anything else crosses: the coordinator sends a fresh nonce, the agent
+// answers with a fresh nonce of its own and its proof, and the coordinator
+// answers with its proof (proof below). The token itself never crosses the
+// wire, a recorded session cannot be replayed (each side's nonce is new),
+// and an answer cannot be reflected back as the other side's (the role is
+// part of the proof). An agent thus never takes an order from a peer that
+// does not hold its token. (The rest of the session is not encrypted: run
+// agents on a network you trust, or through a tunnel.)
 
-// newNonce returns 32 random bytes.
+// nonceLen is the length of each side's nonce; a shorter one from a peer
+// would make its proof easier to replay, so it is refused.
+const nonceLen = 32
+
+// The roles each side proves as.
+const (
+	roleAgent       = "headroom agent"
+	roleCoordinator = "headroom coordinator"
+)
+
+// newNonce returns nonceLen random bytes.
 func newNonce() []byte {
-	b := make([]byte, 32)
+	b := make([]byte, nonceLen)
 	if _, err := rand.Read(b); err != nil {
 		panic(err) // the kernel's random source failing is not recoverable
 	}
@@ -35,9 +49,16 @@ func newNonce() []byte {
 // starts itself.
 func NewToken() []byte { return []byte(hex.EncodeToString(newNonce())) }
 
-func mac(token, nonce []byte, name string) []byte {
+// proof is HMAC-SHA256(token, role || 0 || own nonce || peer nonce ||
+// agent name): what a side in role sends to show it holds token. The
+// nonces have a fixed length and the role ends at the zero byte, so no two
+// different inputs run together into the same message.
+func proof(token []byte, role string, own, peer []byte, name string) []byte {
 	m := hmac.New(sha256.New, token)
-	m.Write(nonce)
+	m.Write([]byte(role))
+	m.Write([]byte{0})
+	m.Write(own)
+	m.Write(peer)
 	m.Write([]byte(name))
 	return m.Sum(nil)
 }

@@ -115,7 +115,10 @@ func (c *Coordinator) handshake(nc net.Conn) {
 	case m.Version != Version:
 		refuse(fmt.Sprintf("agent %q at %s speaks protocol version %d but the coordinator speaks %d; run the same Headroom version on both", m.Name, nc.RemoteAddr(), m.Version, Version))
 		return
-	case !hmac.Equal(m.MAC, mac(c.token, nonce, m.Name)):
+	case len(m.Nonce) != nonceLen:
+		refuse(fmt.Sprintf("agent %q at %s sent no %d-byte nonce of its own; run the same Headroom version on both", m.Name, nc.RemoteAddr(), nonceLen))
+		return
+	case !hmac.Equal(m.MAC, proof(c.token, roleAgent, m.Nonce, nonce, m.Name)):
 		refuse(fmt.Sprintf("agent %q at %s was refused: its token is not the coordinator's; give it the same token file (or %s)", m.Name, nc.RemoteAddr(), TokenEnv))
 		return
 	case m.Name == "":
@@ -129,11 +132,19 @@ func (c *Coordinator) handshake(nc net.Conn) {
 		return
 	}
 	r := &remote{name: m.Name, nc: nc, c: cn}
+	// The welcome must be the first message the agent reads: the agent is
+	// listed (and Wait returns) before it is sent, so its writer lock is
+	// held until then, and a Run's first message waits behind it.
+	r.wmu.Lock()
 	c.agents[m.Name] = r
 	c.notify()
 	c.mu.Unlock()
 	_ = nc.SetDeadline(time.Time{})
-	if err := r.send(Msg{Type: msgWelcome}); err != nil {
+	// The coordinator's proof: without it the agent sends nothing more.
+	_ = nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	err = cn.send(Msg{Type: msgWelcome, MAC: proof(c.token, roleCoordinator, nonce, m.Nonce, m.Name)})
+	r.wmu.Unlock()
+	if err != nil {
 		c.events <- event{r: r, err: err, at: time.Now()}
 		return
 	}
@@ -228,3 +239,6 @@ func (c *Coordinator) agent(name string) (*remote, error) {
 	}
 	return r, nil
 }
+
+// Addr is the address the coordinator listens on.
+func (c *Coordinator) Addr() net.Addr { return c.ln.Addr() }

@@ -20,8 +20,9 @@ import (
 
 // Version is the protocol version. Both sides send it first; a peer that
 // speaks another version is refused with a sentence naming both. Bump it on
-// any change of a message's meaning.
-const Version = 1
+// any change of a message's meaning. Version 2: the coordinator proves the
+// token too (welcome's mac), and the agent sends its own nonce.
+const Version = 2
 
 // maxFrame bounds a frame so that a confused or hostile peer cannot make the
 // other side allocate without limit. An interval of a YCSB mix (six
@@ -36,9 +37,11 @@ const maxFrame = 16 << 20
 //
 // A session (C = coordinator, A = agent):
 //
-//	C: challenge {version, nonce}
-//	A: hello     {version, name, mac = HMAC-SHA256(token, nonce || name)}
-//	C: welcome   {}                 or error {error} and close
+//	C: challenge {version, nonce = Nc}
+//	A: hello     {version, name, nonce = Na, mac = proof(token, agent, Na, Nc, name)}
+//	C: welcome   {mac = proof(token, coordinator, Nc, Na, name)}
+//	             or error {error} and close
+//	A: (closes without a word when welcome's mac is not the coordinator's)
 //	then, per run:
 //	C: ping {t1}  A: pong {t1, t2, t3}    (several times: clock offset)
 //	C: order {order}

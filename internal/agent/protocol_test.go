@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -106,7 +107,7 @@ func TestVersionMismatchRefused(t *testing.T) {
 	}
 	defer nc.Close()
 	err = Serve(context.Background(), nc, "a1", testToken, nil, nil)
-	if err == nil || !strings.Contains(err.Error(), "protocol version 1 but the coordinator speaks 2") {
+	if want := fmt.Sprintf("protocol version %d but the coordinator speaks %d", Version, Version+1); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("agent facing a newer coordinator: %v", err)
 	}
 
@@ -126,9 +127,10 @@ func TestVersionMismatchRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = rc.send(Msg{Type: msgHello, Version: Version + 1, Name: "old", MAC: mac(testToken, ch.Nonce, "old")})
+	own := newNonce()
+	_ = rc.send(Msg{Type: msgHello, Version: Version + 1, Name: "old", Nonce: own, MAC: proof(testToken, roleAgent, own, ch.Nonce, "old")})
 	_, err = rc.expect(msgWelcome)
-	if err == nil || !strings.Contains(err.Error(), "speaks protocol version 2 but the coordinator speaks 1") {
+	if want := fmt.Sprintf("speaks protocol version %d but the coordinator speaks %d", Version+1, Version); err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("coordinator facing a newer agent: %v", err)
 	}
 }

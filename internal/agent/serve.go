@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/hmac"
 	"errors"
 	"fmt"
 	"io"
@@ -32,27 +33,17 @@ type Prepared interface {
 // Serve runs the agent's side of a session on nc until the coordinator
 // says bye (nil), the connection ends, or ctx is cancelled. name is the
 // agent's name, token the shared secret; the token is never sent or
-// logged. logf, when set, hears one line per step.
+// logged. Nothing but the handshake is sent to a coordinator that has not
+// proved it holds the token (UnprovenError). logf, when set,
+// hears one line per step.
 func Serve(ctx context.Context, nc net.Conn, name string, token []byte, r Runner, logf func(string, ...any)) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	c := newConn(nc)
 	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
-	ch, err := c.expect(msgChallenge)
-	if err != nil {
-		return fmt.Errorf("the coordinator at %s did not start a session: %w", nc.RemoteAddr(), err)
-	}
-	if ch.Version != Version {
-		msg := fmt.Sprintf("agent %s speaks protocol version %d but the coordinator speaks %d; run the same Headroom version on both", name, Version, ch.Version)
-		_ = c.send(Msg{Type: msgError, Error: msg})
-		return errors.New(msg)
-	}
-	if err := c.send(Msg{Type: msgHello, Version: Version, Name: name, MAC: mac(token, ch.Nonce, name)}); err != nil {
+	if err := clientHandshake(c, nc.RemoteAddr().String(), name, token); err != nil {
 		return err
-	}
-	if _, err := c.expect(msgWelcome); err != nil {
-		return fmt.Errorf("the coordinator refused agent %s: %w", name, err)
 	}
 	_ = nc.SetDeadline(time.Time{})
 	logf("connected to %s as %s", nc.RemoteAddr(), name)
@@ -133,7 +124,7 @@ func Serve(ctx context.Context, nc net.Conn, name string, token []byte, r Runner
 			return fmt.Errorf("unexpected %q message from the coordinator", m.Type)
 		}
 	}
-	err = <-readErr
+	err := <-readErr
 	if errors.Is(err, io.EOF) || ctx.Err() != nil {
 		return fmt.Errorf("the coordinator closed the connection")
 	}
@@ -179,4 +170,47 @@ func runShare(ctx context.Context, p Prepared, run uint64, start time.Time, in <
 			}
 		}
 	}
+}
+
+// UnprovenError is the agent's refusal of a peer that did not prove it
+// holds the agent's token: a fake coordinator, or one started with another
+// token. The agent sends it nothing after the handshake.
+type UnprovenError struct {
+	Agent, Addr string
+}
+
+func (e *UnprovenError) Error() string {
+	return fmt.Sprintf("agent %s refused the coordinator at %s: it does not know this agent's token; check that --connect names your coordinator and that both use the same token (--token-file or %s)", e.Agent, e.Addr, TokenEnv)
+}
+
+// clientHandshake is the agent's side of the mutual proof (protocol.go):
+// it proves the token to the coordinator at addr, then checks the
+// coordinator's proof, and returns nil only when both hold.
+func clientHandshake(c *conn, addr, name string, token []byte) error {
+	ch, err := c.expect(msgChallenge)
+	if err != nil {
+		return fmt.Errorf("the coordinator at %s did not start a session: %w", addr, err)
+	}
+	if ch.Version != Version {
+		msg := fmt.Sprintf("agent %s speaks protocol version %d but the coordinator speaks %d; run the same Headroom version on both", name, Version, ch.Version)
+		_ = c.send(Msg{Type: msgError, Error: msg})
+		return errors.New(msg)
+	}
+	if len(ch.Nonce) != nonceLen {
+		return fmt.Errorf("the peer at %s sent a challenge without a %d-byte nonce; check that --connect names a Headroom coordinator", addr, nonceLen)
+	}
+	own := newNonce()
+	if err := c.send(Msg{Type: msgHello, Version: Version, Name: name, Nonce: own, MAC: proof(token, roleAgent, own, ch.Nonce, name)}); err != nil {
+		return err
+	}
+	w, err := c.expect(msgWelcome)
+	if err != nil {
+		return fmt.Errorf("the coordinator refused agent %s: %w", name, err)
+	}
+	if !hmac.Equal(w.MAC, proof(token, roleCoordinator, ch.Nonce, own, name)) {
+		// Not a word more to it: a peer without the token may be anyone,
+		// and an error message would only tell it what it got wrong.
+		return &UnprovenError{Agent: name, Addr: addr}
+	}
+	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,9 @@ type fleet struct {
 	// with each agent's part of a run: a pod's host is not a spec host
 	// whose region the results know.
 	region string
+	// envNames are the variables the spec's target options name: the
+	// agents started on this machine get them, and may read only them.
+	envNames []string
 }
 
 // agentProc is one agent process this campaign started.
@@ -115,15 +119,14 @@ func startFleet(ctx context.Context, s *spec.Spec, hosts infra.Hosts, note func(
 			return nil, fmt.Errorf("load.agents.token_file: %w", err)
 		}
 	}
-	listen := a.Listen
-	if listen == "" {
-		listen = "0.0.0.0:0"
-	}
-	coord, err := agent.Listen(listen, token)
+	coord, err := agent.Listen(listenAddress(a), token)
 	if err != nil {
 		return nil, fmt.Errorf("load.agents.listen: %w", err)
 	}
-	f := &fleet{coord: coord, names: agentNames(a.Hosts), hosts: a.Hosts, dir: filepath.Join(dir, "agents")}
+	if addr := coord.Addr().(*net.TCPAddr); !addr.IP.IsLoopback() {
+		note(fmt.Sprintf("load agents: the coordinator listens on %s, which is not loopback: any machine that reaches it can try the token", addr))
+	}
+	f := &fleet{coord: coord, names: agentNames(a.Hosts), hosts: a.Hosts, dir: filepath.Join(dir, "agents"), envNames: targetEnvNames(s)}
 	fail := func(err error) (*fleet, error) {
 		f.close()
 		return nil, err
@@ -168,6 +171,23 @@ func startFleet(ctx context.Context, s *spec.Spec, hosts infra.Hosts, note func(
 		return fail(err)
 	}
 	return f, nil
+}
+
+// listenAddress is where the coordinator listens for a's agents:
+// load.agents.listen when given; otherwise loopback when every agent is a
+// process on this machine (no other machine needs to reach it), and every
+// address when some agent is on another host (lab hosts included: they
+// dial this machine's address on the lab bridge).
+func listenAddress(a *spec.Agents) string {
+	if a.Listen != "" {
+		return a.Listen
+	}
+	for _, h := range a.Hosts {
+		if h != spec.LocalAgent {
+			return "0.0.0.0:0"
+		}
+	}
+	return "127.0.0.1:0"
 }
 
 // AgentProgram is the headroom executable that load agents run when
@@ -227,7 +247,10 @@ func agentProgram(hosts infra.Hosts, host, bin string, given bool, self string, 
 func (f *fleet) launch(hosts infra.Hosts, bin, name, host string, token []byte) (*agentProc, error) {
 	addr := "127.0.0.1"
 	var run func(*exec.Cmd) error
-	env := os.Environ()
+	// On this machine (local, a lab host): what a process needs and the
+	// variables the target names, which the agent may read; not this
+	// process's whole environment, which may hold other secrets.
+	env, allow := agentEnv(f.envNames), f.envNames
 	if host != spec.LocalAgent {
 		h, err := hosts.Get(host)
 		if err != nil {
@@ -236,9 +259,10 @@ func (f *fleet) launch(hosts infra.Hosts, bin, name, host string, token []byte) 
 		addr = h.ClientAddress()
 		run = func(cmd *exec.Cmd) error { return h.Command(cmd, os.Getuid(), os.Getgid()) }
 		if _, ok := h.(infra.Shipper); ok {
-			// Another machine: this one's environment (which may hold
-			// passphrases) is none of its business.
-			env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+			// Another machine: none of this one's variables go there
+			// (the relay would put those not named like secrets on the
+			// host's command line).
+			env, allow = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, nil
 		}
 	}
 	logPath := filepath.Join(f.dir, name+".log")
@@ -246,7 +270,11 @@ func (f *fleet) launch(hosts infra.Hosts, bin, name, host string, token []byte) 
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, "agent", "--connect", fmt.Sprintf("%s:%d", addr, f.coord.Port()), "--name", name)
+	args := []string{"agent", "--connect", fmt.Sprintf("%s:%d", addr, f.coord.Port()), "--name", name}
+	for _, n := range allow {
+		args = append(args, "--allow-env", n)
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = f.dir
 	cmd.Env = append(env, agent.TokenEnv+"="+string(token))
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -274,6 +302,25 @@ func (f *fleet) launch(hosts infra.Hosts, bin, name, host string, token []byte) 
 		close(p.done)
 	}()
 	return p, nil
+}
+
+// agentEnv is the environment of an agent started on this machine: PATH,
+// HOME and TMPDIR as this process has them, and the variables names (those
+// this process has).
+func agentEnv(names []string) []string {
+	path := os.Getenv("PATH")
+	if path == "" {
+		path = "/usr/local/bin:/usr/bin:/bin"
+	}
+	env := []string{"PATH=" + path}
+	seen := map[string]bool{"PATH": true}
+	for _, n := range append([]string{"HOME", "TMPDIR"}, names...) {
+		if v, ok := os.LookupEnv(n); ok && !seen[n] {
+			seen[n] = true
+			env = append(env, n+"="+v)
+		}
+	}
+	return env
 }
 
 // close says bye to the agents, gives their processes a few seconds to

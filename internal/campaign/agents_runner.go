@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +26,11 @@ import (
 type AgentRunner struct {
 	// Dir is a scratch directory for targets that keep files.
 	Dir string
+	// AllowEnv names the environment variables the agent's operator lets
+	// an order's target options name (`headroom agent --allow-env`): a
+	// coordinator decides the spec, so without this a spec could have the
+	// agent send any of its variables (its secrets) to any address.
+	AllowEnv []string
 }
 
 // Prepare implements agent.Runner.
@@ -79,6 +86,12 @@ func (ar AgentRunner) Prepare(ctx context.Context, o agent.Order) (agent.Prepare
 		return nil, err
 	}
 	if err := credentials(opts, o.User, o.Password); err != nil {
+		return nil, err
+	}
+	// Checked on the options the target will open with: after the
+	// redirect (which may rewrite them) and the managed server's
+	// credentials (whose variable is the agent's own, set from the order).
+	if err := ar.checkEnv(opts, o.Password != ""); err != nil {
 		return nil, err
 	}
 	tgt, err := f.Open(opts, registry.Env{Dir: ar.Dir})
@@ -183,6 +196,97 @@ func credentials(opts any, user, password string) error {
 		}
 	}
 	return nil
+}
+
+// checkEnv refuses target options naming an environment variable the
+// operator did not allow; ownPassword exempts agentPasswordEnv, which the
+// agent set itself from the order's managed credentials.
+func (ar AgentRunner) checkEnv(opts any, ownPassword bool) error {
+	for _, f := range envOptions(opts) {
+		if ownPassword && f.name == agentPasswordEnv || slices.Contains(ar.AllowEnv, f.name) {
+			continue
+		}
+		return fmt.Errorf("the spec's target.%s names the environment variable %s, which this agent is not allowed to read; if it should send it, start the agent with --allow-env %s", f.key, f.name, f.name)
+	}
+	return nil
+}
+
+// envOption is a target option naming an environment variable the target
+// reads (a key ending in _env: password_env, auth_header_env, ...).
+type envOption struct {
+	key  string // its YAML path under target, e.g. "auth_header_env"
+	name string // the variable
+}
+
+// envOptions finds every *_env option set in a target's options, nested
+// ones included, by their YAML keys: a target type added later is covered
+// without being listed here.
+func envOptions(opts any) []envOption {
+	var out []envOption
+	var walk func(v reflect.Value, path string)
+	walk = func(v reflect.Value, path string) {
+		for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+			if v.IsNil() {
+				return
+			}
+			v = v.Elem()
+		}
+		switch v.Kind() {
+		case reflect.Struct:
+			t := v.Type()
+			for i := range t.NumField() {
+				sf := t.Field(i)
+				if !sf.IsExported() && !sf.Anonymous { // as yaml.v3: embedded structs count
+					continue
+				}
+				key, flags, _ := strings.Cut(sf.Tag.Get("yaml"), ",")
+				switch {
+				case key == "-":
+					continue
+				case strings.Contains(flags, "inline") || sf.Anonymous && key == "":
+					walk(v.Field(i), path) // its keys are this struct's
+					continue
+				case key == "":
+					key = strings.ToLower(sf.Name) // yaml.v3's default key
+				}
+				fpath := key
+				if path != "" {
+					fpath = path + "." + key
+				}
+				if fv := v.Field(i); fv.Kind() == reflect.String && strings.HasSuffix(key, "_env") {
+					if fv.String() != "" {
+						out = append(out, envOption{key: fpath, name: fv.String()})
+					}
+				} else {
+					walk(fv, fpath)
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := range v.Len() {
+				walk(v.Index(i), fmt.Sprintf("%s[%d]", path, i))
+			}
+		case reflect.Map:
+			keys := v.MapKeys()
+			slices.SortFunc(keys, func(a, b reflect.Value) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) })
+			for _, k := range keys {
+				walk(v.MapIndex(k), fmt.Sprintf("%s.%v", path, k))
+			}
+		}
+	}
+	walk(reflect.ValueOf(opts), "")
+	return out
+}
+
+// targetEnvNames are the variables s's target options name, which the
+// agents this campaign starts get from its environment and may read.
+func targetEnvNames(s *spec.Spec) []string {
+	var names []string
+	for _, f := range envOptions(s.Target.Options) {
+		if !slices.Contains(names, f.name) {
+			names = append(names, f.name)
+		}
+	}
+	return names
 }
 
 // preopened hands the load engine clients opened before the start

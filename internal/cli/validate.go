@@ -62,31 +62,14 @@ spec expands to. Exits 1 if any spec has a problem.`,
 }
 
 // plannedDuration is the time the runs take by the spec (population not
-// included).
+// included); spec.Cost adds it up without overflow.
 func plannedDuration(s *spec.Spec) time.Duration {
-	if len(s.Treatments) > 0 {
-		var d time.Duration
-		for _, t := range s.Treatments {
-			d += plannedDuration(t.Spec)
-		}
-		return d
-	}
-	iv := s.Interval.Duration
-	warm := (s.Phases.Warmup.Duration + iv - 1) / iv * iv
-	per := warm + s.Phases.Measure.Duration + s.Phases.Cooldown.Duration
-	return time.Duration(len(s.Plan())) * per
+	return s.Cost().Duration
 }
 
 // plannedRuns counts the runs of every treatment.
 func plannedRuns(s *spec.Spec) int {
-	if len(s.Treatments) == 0 {
-		return len(s.Plan())
-	}
-	n := 0
-	for _, t := range s.Treatments {
-		n += len(t.Spec.Plan())
-	}
-	return n
+	return s.Cost().Runs
 }
 
 // labLine describes the spec's lab in one line: its hosts and what they

@@ -35,7 +35,8 @@ func TestBoundsAtTheirLimits(t *testing.T) {
 		// 64 MiB records: only a few slots fit in memory.
 		{open("rates: [100], max_in_flight: 4") + "workload: {ycsb: a, field_count: 64, field_length: 1048576}\n", open("rates: [100], max_in_flight: 4") + "workload: {ycsb: a, field_count: 64, field_length: 1048577}\n", "workload.field_length"},
 		{base + "workload: {ycsb: a, record_count: 1e10}\n", base + "workload: {ycsb: a, record_count: 10000000001}\n", "workload.record_count"},
-		{base + "phases: {measure: 24h}\n", base + "phases: {measure: 25h}\n", "phases.measure"},
+		// A run of a day and more needs a budget (cost.go).
+		{base + "phases: {measure: 24h}\nbudget: {max_hours: 25}\n", base + "phases: {measure: 25h}\nbudget: {max_hours: 26}\n", "phases.measure"},
 	} {
 		// The base's workload section is replaced, not repeated.
 		ok, bad := dedupe(c.ok), dedupe(c.bad)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // Error is one problem in a spec: where it is (file, line, field path) and
@@ -66,6 +67,26 @@ const (
 	maxPrinted = 50
 )
 
+// Each printed error is at most about this long (in characters): the
+// longest message Headroom writes, a list of fields with a treatment's
+// name, is under 500.
+const (
+	maxMsgRunes  = 800
+	maxPathRunes = 200
+)
+
+// clipMiddle shortens s to at most max characters by replacing its middle
+// with " ... ", keeping the end, where a message says what to do.
+func clipMiddle(s string, max int) string {
+	if len(s) <= max || utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	head := max / 4
+	tail := max - head - len(" ... ")
+	return string(r[:head]) + " ... " + string(r[len(r)-tail:])
+}
+
 // add appends e to *es unless *es already holds maxKept problems; then it
 // only counts e in a trailing placeholder.
 func add(es *Errors, e *Error) {
@@ -100,6 +121,12 @@ func (es Errors) capped(file string) Errors {
 		kept = append(kept, e)
 	}
 	kept.sortByLine()
+	for _, e := range kept {
+		// Messages quote values and paths name keys; a spec can make them
+		// as long as a page, and an alias can repeat one in every error.
+		e.Path = clipMiddle(e.Path, maxPathRunes)
+		e.Msg = clipMiddle(e.Msg, maxMsgRunes)
+	}
 	if len(kept)+omitted <= maxPrinted {
 		return kept
 	}

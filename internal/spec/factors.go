@@ -163,11 +163,11 @@ func (f *Factor) label(file, p string, labels *yaml.Node, line int, fail func(in
 	seen := map[string]int{}
 	for j, l := range f.Labels {
 		if l == "" {
-			fail(f.nodes[j].Line, fmt.Sprintf("%s.values[%d]", p, j), "the value %q makes no name for its treatments; give the factor labels: [...], one short name per value", f.Values[j])
+			fail(f.nodes[j].Line, fmt.Sprintf("%s.values[%d]", p, j), "the value %q makes no name for its treatments; give the factor labels: [...], one short name per value", truncate(f.Values[j], 40))
 			return false
 		}
 		if k, dup := seen[l]; dup {
-			fail(f.nodes[j].Line, fmt.Sprintf("%s.values[%d]", p, j), "makes the same treatment name (%s) as values[%d]; remove the repeated value or give the factor labels: [...]", l, k)
+			fail(f.nodes[j].Line, fmt.Sprintf("%s.values[%d]", p, j), "makes the same treatment name (%s) as values[%d]; remove the repeated value or give the factor labels: [...]", truncate(l, 40), k)
 			return false
 		}
 		seen[l] = j

@@ -19,6 +19,10 @@ import (
 // hundred bytes per node.
 const hostileAllocLimit = 256 << 20
 
+// maxHostileLine bounds one printed error after its file name: a line
+// number, a path and a message, each clipped (errors.go).
+const maxHostileLine = 1200
+
 // TestHostileCorpus runs validate's entry point (spec.LoadFile, as
 // `headroom validate` does) on every input of testdata/hostile: malformed
 // YAML, numbers beyond their bounds, bombs of aliases, invalid text, keys
@@ -89,6 +93,9 @@ func checkHostile(t *testing.T, path string) (ok bool) {
 		switch {
 		case strings.ContainsAny(line, "\r\n") || !strings.HasPrefix(line, path):
 			t.Errorf("%s: error %q is not one line starting with the file name", path, line)
+			ok = false
+		case len(line)-len(path) > maxHostileLine:
+			t.Errorf("%s: error of %d bytes, more than %d after the file name: %.200s...", path, len(line)-len(path), maxHostileLine, line)
 			ok = false
 		case e.Line == 0 && e.Path == "" && !last && !wholeFile(e.Msg):
 			t.Errorf("%s: error %q names neither a line nor a field", path, line)

@@ -23,7 +23,7 @@ func TestLevelRanges(t *testing.T) {
 		t.Errorf("roundLevel(1e14+1, 1) = %v, want it unchanged", got)
 	}
 	for _, tt := range tests {
-		s := mustParse(t, "name: r\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: "+tt.rng+"}\n")
+		s := mustParse(t, "name: r\ntarget: {type: fake}\nworkload: {ycsb: a}\nload: {model: open, rates: "+tt.rng+"}\nbudget: {max_hours: 200}\n")
 		got := s.Levels()
 		if tt.want == nil {
 			if len(got) != maxLevels || got[len(got)-1] != 10000 {

@@ -48,11 +48,12 @@ func truncate(s string, max int) string {
 	return string([]rune(s)[:max]) + "..."
 }
 
-// joinPath appends a key to a field path, quoting keys that are not plain
-// names so that the path stays readable and on one line.
+// joinPath appends a key to a field path, quoting (and shortening) keys
+// that are not short plain names so that the path stays readable and on
+// one line.
 func joinPath(path, key string) string {
 	seg := key
-	if !plainKey(key) {
+	if !plainKey(key) || len(key) > 64 {
 		seg = strconv.Quote(truncate(key, 40))
 	}
 	if path == "" {

@@ -102,6 +102,10 @@ func Parse(file string, data []byte) (*Spec, error) {
 		// Names in analysis settings refer to treatments, known only now.
 		errs = append(errs, CheckVariabilityNames(file, s)...)
 	}
+	if s != nil && len(errs) == 0 {
+		// Only now is the plan of every treatment known.
+		errs = append(errs, checkBudget(file, root, s)...)
+	}
 	if len(errs) > 0 {
 		return nil, errs.capped(file)
 	}
@@ -183,6 +187,10 @@ func readDocument(file string, data []byte) (root *yaml.Node, err error) {
 	}
 	if root.Kind != yaml.MappingNode {
 		return nil, Errors{{File: file, Line: root.Line, Msg: fmt.Sprintf("expected a mapping of sections (name: ..., target: ..., workload: ..., load: ...), got %s", describe(root))}}
+	}
+	// Before anything walks the values with their aliases expanded.
+	if e := checkExpansion(file, root); e != nil {
+		return nil, Errors{e}
 	}
 	return root, nil
 }

@@ -60,6 +60,14 @@ func (s *Spec) Plan() []PlannedRun {
 	return runs
 }
 
+// runCount is len(s.Plan()) without making the plan.
+func (s *Spec) runCount() int {
+	if s.planRuns != nil {
+		return len(s.planRuns)
+	}
+	return satMul(len(s.Levels()), max(s.Repetitions, 1))
+}
+
 // boundedRand returns a uniform integer in [0, n) from PCG's raw output by
 // Lemire's multiply-and-reject method. It is written out here, rather than
 // calling rand.Rand.IntN, so that a plan's order depends only on PCG, whose

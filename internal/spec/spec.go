@@ -53,6 +53,9 @@ type Spec struct {
 	// once) | repetition. Both stay empty without treatments.
 	TreatmentOrder string `yaml:"treatment_order"`
 	Blocking       string `yaml:"blocks"`
+	// Budget raises (or lowers) the runs and hours the campaign may plan
+	// (cost.go); nil = the default budget, 10000 runs and 24 hours.
+	Budget *Budget `yaml:"budget"`
 	// planRuns, when not nil, is what Plan returns: the runs of one block
 	// (Block.Spec).
 	planRuns []PlannedRun

@@ -24,7 +24,7 @@ type Treatment struct {
 
 // Fields a treatment may not change: they name the campaign as a whole, or
 // say how its treatments are made and ordered.
-var fixedPaths = []string{"name", "output", "treatments", "description", "factors", "treatment_order", "blocks"}
+var fixedPaths = []string{"name", "output", "treatments", "description", "factors", "treatment_order", "blocks", "budget"}
 
 // variant is a treatment before it is checked as a spec: its name, the
 // paths it sets with their values, and the document it runs.
@@ -43,11 +43,19 @@ type variant struct {
 func parseVariants(file string, root, base, tnode, fnode *yaml.Node, s *Spec) Errors {
 	var vs []variant
 	var errs Errors
+	var fs []Factor
+	var ferrs Errors
+	if fnode != nil {
+		fs, ferrs = parseFactors(file, fnode)
+	}
+	// Before any copy is made: each treatment decodes its own copy.
+	if e := checkCopies(file, base, tnode, fnode, fs); e != nil {
+		return Errors{e}
+	}
 	if tnode != nil {
 		vs, errs = parseTreatments(file, base, tnode)
 	}
 	if fnode != nil {
-		fs, ferrs := parseFactors(file, fnode)
 		errs = append(errs, ferrs...)
 		if s != nil {
 			s.Factors = fs
@@ -205,7 +213,7 @@ func validName(s string) bool {
 // numbering (slots of treatment i start at i x SlotsPerTreatment).
 func checkTreatmentPlans(ts []Treatment) error {
 	for _, t := range ts {
-		if n := len(t.Spec.Plan()); n > SlotsPerTreatment {
+		if n := t.Spec.runCount(); n > SlotsPerTreatment {
 			return fmt.Errorf("treatment %s plans %d runs, more than %d; use fewer levels or repetitions", t.Name, n, SlotsPerTreatment)
 		}
 	}

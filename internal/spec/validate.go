@@ -45,6 +45,7 @@ func check(s *Spec, file string, lines map[string]int) Errors {
 	c.phases(s)
 	c.bounds(s)
 	c.planSize(s)
+	c.budget(s.Budget) // cost.go; the plan is checked against it in Parse
 	if s.SLO != nil {
 		c.slo(s.SLO)
 	}
@@ -74,12 +75,12 @@ func (c *checker) monitor(m *Monitor) {
 			continue
 		}
 		if n, err := strconv.Atoi(p); err != nil || n <= 0 {
-			c.fail(fmt.Sprintf("monitor.processes[%d]", i), "%q is not a process; use self (Headroom itself) or a process ID", p)
+			c.fail(fmt.Sprintf("monitor.processes[%d]", i), "%q is not a process; use self (Headroom itself) or a process ID", truncate(p, 40))
 		}
 	}
 	for i, g := range m.Cgroups {
 		if !strings.HasPrefix(g, "/") {
-			c.fail(fmt.Sprintf("monitor.cgroups[%d]", i), "%q must be a path from the cgroup root, e.g. /headroom/db1", g)
+			c.fail(fmt.Sprintf("monitor.cgroups[%d]", i), "%q must be a path from the cgroup root, e.g. /headroom/db1", truncate(g, 40))
 		}
 	}
 }

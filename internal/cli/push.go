@@ -20,7 +20,9 @@ func newPushCmd() *cobra.Command {
 shares (schema "headroom"), one transaction per campaign. A campaign is
 known by its ID (printed here); pushing it again writes nothing, and pushing
 it after it was resumed replaces the tables that changed. An older copy of
-a campaign than the one already pushed is refused.
+a campaign than the one already pushed is refused, and so is a copy whose
+finished run differs from the pushed one (a push never rewrites a finished
+run) and a damaged store.
 
 Read a pushed campaign with, e.g.:
   headroom report 'postgres://USER@HOST/DATABASE?campaign=ID'

@@ -2,6 +2,8 @@ package pgstore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // A store pushed and copied back out is the same store, table by table
@@ -232,5 +235,60 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A finished run already pushed is history: a copy whose run was edited
+// is refused with the run and the difference, and the shared copy stays
+// as it was; the unedited copy is still already pushed.
+func TestPushNeverRewritesAFinishedRun(t *testing.T) {
+	url := freshDB(t)
+	ctx := context.Background()
+	path := copyStore(t, "lab.db")
+	db := connect(t, url)
+	first, err := db.Push(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := versionsOf(t, url, "run", first.ID)
+	edited := filepath.Join(t.TempDir(), "results.db")
+	copyFile(t, path, edited)
+	execLite(t, edited, `UPDATE run SET completed = completed + 30 WHERE id = (SELECT min(id) FROM run WHERE status = 'completed')`)
+	var id, completed int64
+	var level float64
+	lite, err := openSQLite(path, "ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = lite.QueryRow(`SELECT id, level, completed FROM run WHERE status = 'completed' ORDER BY id LIMIT 1`).Scan(&id, &level, &completed)
+	lite.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Push(ctx, edited)
+	want := fmt.Sprintf("run %d (level %s) of %s differs from the shared copy in %s: completed %s here vs %s there; push refuses to rewrite a finished run",
+		id, shownValue(level), edited, db.Where(), shownValue(completed+30), shownValue(completed))
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Fatalf("pushing an edited finished run: %v\nwant %q...", err, want)
+	}
+	t.Log(err)
+	if versionsOf(t, url, "run", first.ID) != before {
+		t.Error("the refused push rewrote the shared runs")
+	}
+	again, err := db.Push(ctx, path)
+	if err != nil || len(again.Copied) != 0 {
+		t.Fatalf("pushing the unedited copy again: %+v, %v; want nothing written", again, err)
+	}
+}
+
+// A damaged store is not pushed: the team would read its numbers.
+func TestPushRefusesDamagedStore(t *testing.T) {
+	url := freshDB(t)
+	db := connect(t, url)
+	path := copyStore(t, "closed.db")
+	execLite(t, path, `UPDATE run SET throughput = 9e999 WHERE id = (SELECT min(id) FROM run WHERE status = 'completed')`)
+	var d *store.Damaged
+	if _, err := db.Push(context.Background(), path); !errors.As(err, &d) || !strings.Contains(err.Error(), "throughput +Inf") {
+		t.Fatalf("pushing a store with an infinite throughput: %v; want it refused as damaged", err)
 	}
 }

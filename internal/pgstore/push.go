@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -63,7 +65,9 @@ type PushResult struct {
 // intervals, samples and events; a run that has since completed) is
 // replaced by the store's copy. Pushing the same store again therefore
 // writes nothing. A store that lacks runs the database already holds of
-// its campaign is an older copy and is refused.
+// its campaign is an older copy and is refused, and so is a store whose
+// copy of a finished run differs from the database's (see
+// checkFinishedRuns): a push never rewrites history.
 func (db *DB) Push(ctx context.Context, path string) (PushResult, error) {
 	if err := checkStore(path); err != nil {
 		return PushResult{}, err
@@ -105,6 +109,9 @@ func (db *DB) Push(ctx context.Context, path string) (PushResult, error) {
 	}
 	res.New = len(remote) == 0
 	if err := db.checkNotOlder(ctx, tx, res.ID, path, local, remote); err != nil {
+		return res, err
+	}
+	if err := db.checkFinishedRuns(ctx, tx, snap, res.ID, path, local, remote); err != nil {
 		return res, err
 	}
 	for _, o := range local.objects {
@@ -252,6 +259,132 @@ func (db *DB) checkNotOlder(ctx context.Context, tx pgx.Tx, id, path string, loc
 			path, id, local.campaign.Name, db.where, strings.Join(missing, ", "))
 	}
 	return nil
+}
+
+// checkFinishedRuns refuses a store whose copy of a run the database holds
+// as finished (completed, interrupted or failed) differs from the
+// database's: a finished run is history, and a push only adds to it. The
+// columns compared are those both copies have (a newer store may have
+// more).
+func (db *DB) checkFinishedRuns(ctx context.Context, tx pgx.Tx, snap *sql.Tx, id, path string, local localStore, remote map[string]remoteTable) error {
+	if _, ok := remote["run"]; !ok {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'run'`, schemaName)
+	if err != nil {
+		return db.fail("reading the pushed runs", err)
+	}
+	there, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return db.fail("reading the pushed runs", err)
+	}
+	has := map[string]bool{}
+	for _, c := range there {
+		has[c] = true
+	}
+	var cols []string
+	for _, c := range local.tables["run"].cols {
+		if has[c.Name] {
+			cols = append(cols, c.Name)
+		}
+	}
+	quoted := make([]string, len(cols))
+	for i, c := range cols {
+		quoted[i] = ident(c)
+	}
+	theirs, err := tx.Query(ctx, `SELECT `+strings.Join(quoted, ", ")+` FROM `+ident(schemaName, "run")+
+		` WHERE campaign_id = $1 AND status <> 'running' ORDER BY id`, id)
+	if err != nil {
+		return db.fail("reading the pushed runs", err)
+	}
+	pushed, err := pgx.CollectRows(theirs, func(r pgx.CollectableRow) ([]any, error) { return r.Values() })
+	if err != nil {
+		return db.fail("reading the pushed runs", err)
+	}
+	at := map[string]int{}
+	for i, c := range cols {
+		at[c] = i
+	}
+	sqliteCols := make([]string, len(cols))
+	for i, c := range cols {
+		sqliteCols[i] = sqliteIdent(c)
+	}
+	mine := make([]any, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range mine {
+		ptrs[i] = &mine[i]
+	}
+	for _, theirs := range pushed {
+		runID := theirs[at["id"]]
+		err := snap.QueryRow(`SELECT `+strings.Join(sqliteCols, ", ")+` FROM run WHERE id = ?`, runID).Scan(ptrs...)
+		if err == sql.ErrNoRows {
+			continue // checkNotOlder names runs the store lacks
+		}
+		if err != nil {
+			return fmt.Errorf("results database %s: reading run %v: %v", path, runID, err)
+		}
+		var diffs []string
+		for i, c := range cols {
+			if a, b := shownValue(mine[i]), shownValue(theirs[i]); a != b {
+				diffs = append(diffs, fmt.Sprintf("%s %s here vs %s there", c, a, b))
+			}
+		}
+		if len(diffs) == 0 {
+			continue
+		}
+		what := fmt.Sprintf("level %s", shownValue(theirs[at["level"]]))
+		if t, ok := theirs[at["treatment"]].(string); ok && t != "" {
+			what = fmt.Sprintf("treatment %s, %s", t, what)
+		}
+		return fmt.Errorf("run %v (%s) of %s differs from the shared copy in %s: %s; push refuses to rewrite a finished run, so push the copy the campaign wrote",
+			runID, what, path, db.where, strings.Join(diffs, ", "))
+	}
+	return nil
+}
+
+// shownValue is a stored value for comparing two copies and for the
+// message: whole numbers with thousands separators, NULL as NULL.
+func shownValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case int64:
+		return groupThousands(x)
+	case int32:
+		return groupThousands(int64(x))
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return groupThousands(int64(x))
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []byte:
+		return fmt.Sprintf("%q", x)
+	case string:
+		return fmt.Sprintf("%q", x)
+	case bool:
+		if x {
+			return "1"
+		}
+		return "0"
+	}
+	return fmt.Sprint(v)
+}
+
+func groupThousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
 }
 
 // copyTable makes sure the database's table can hold the store table's

@@ -49,14 +49,16 @@ func openSQLite(path, mode string) (*sql.DB, error) {
 	return db, nil
 }
 
-// checkStore makes sure path is a results store this build reads, with
-// the store package's own wording when it is not.
+// checkStore makes sure path is a results store this build reads and is
+// not damaged, with the store package's own wording when it is not.
 func checkStore(path string) error {
 	st, err := store.OpenReadOnly(path)
 	if err != nil {
 		return err
 	}
-	return st.Close()
+	defer st.Close()
+	// A damaged store (store.Damaged) is not spread to the team.
+	return st.Check()
 }
 
 // querier is what the readers below need: a *sql.DB or a *sql.Tx.

@@ -264,6 +264,9 @@ func (s *Store) FinishProbe(id int64, p Probe) error {
 	if p.End.IsZero() {
 		p.End = time.Now()
 	}
+	if err := s.beforeWrite(); err != nil {
+		return err
+	}
 	res, err := s.db.Exec(`UPDATE probe SET end_ns = ?, status = ?, stop = ?, estimate = ?, lower_bound = ?,
 		client_limited = ?, baseline_rtt_us = ?, note = ? WHERE id = ?`,
 		p.End.UnixNano(), p.Status, p.Stop, nullable(p.Estimate), nullable(p.LowerBound),

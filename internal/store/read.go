@@ -35,8 +35,13 @@ const runColumns = `id, seq, slot, treatment, model, level_index, level, repetit
 	sent, completed, errors, late, dropped, unfinished, measure_start_ns, measure_end_ns, measure_secs, throughput, client_cpu_pct, client_limited, client_note`
 
 // Runs returns every run in ID order, including superseded attempts of a
-// slot. The summary of a run that never finished reads as zeros.
+// slot. The summary of a run that never finished reads as zeros. On a
+// damaged store (see Check) it returns the *Damaged error instead: every
+// report reads the runs first, so none renders such a store into numbers.
 func (s *Store) Runs() ([]Run, error) {
+	if err := s.damaged(); err != nil {
+		return nil, err
+	}
 	return readAll(s, "reading runs", `SELECT `+runColumns+` FROM run ORDER BY id`, nil, func(rows *sql.Rows) (Run, error) {
 		var r Run
 		var start, end sql.NullInt64

@@ -6,6 +6,19 @@ package store
 // refused rather than misread.
 const SchemaVersion = 1
 
+// migrations are additive changes to a version 1 file that need no new
+// version: an older build still reads and writes a file that has them (and
+// SQLite holds it to them too). Create makes them with the schema; an
+// existing file gets them at its first write, so a reader never changes
+// the file it reads. Each statement must be idempotent.
+var migrations = []string{
+	// One completed run per plan slot: a second process resuming the same
+	// campaign (or any other writer) cannot complete a slot twice. Slots
+	// are campaign-wide (treatment i's start at i x SlotsPerTreatment); the
+	// treatment is in the key as the reports group runs by (treatment, slot).
+	`CREATE UNIQUE INDEX IF NOT EXISTS run_completed_slot ON run (treatment, slot) WHERE status = 'completed'`,
+}
+
 // formatName marks a file as a Headroom results database in the meta table,
 // so Open can tell our files from any other SQLite file.
 const formatName = "headroom-results"

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	sqlitedrv "modernc.org/sqlite"
@@ -27,6 +28,12 @@ const busyTimeout = 10 * time.Second
 type Store struct {
 	path string
 	db   *sql.DB
+	file fileID // the file opened at path, to notice it deleted or replaced
+
+	mu       sync.Mutex
+	migrated bool     // migrations are made (at the first write)
+	damage   *Damaged // what check found wrong; such a store is neither read nor written
+	lost     error    // why the file at path is no longer the one written
 }
 
 // Create makes a new results database at path holding campaign c. It never
@@ -43,7 +50,10 @@ func Create(path string, c Campaign) (*Store, error) {
 	f.Close()
 	s, err := openDB(path, "rw", true)
 	if err == nil {
-		err = s.init(c)
+		s.migrated = true // the schema includes them
+		if s.file, err = statID(path); err == nil {
+			err = s.init(c)
+		}
 	}
 	if err != nil {
 		if s != nil {
@@ -62,7 +72,7 @@ func (s *Store) init(c Campaign) error {
 		c.CreatedAt = time.Now()
 	}
 	c.CreatedAt = c.CreatedAt.UTC()
-	return s.write("creating the schema", schema, func(tx *sql.Tx) error {
+	return s.write("creating the schema", append(append([]string(nil), schema...), migrations...), func(tx *sql.Tx) error {
 		if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES ('format', ?), ('schema_version', ?)`,
 			formatName, strconv.Itoa(SchemaVersion)); err != nil {
 			return s.fail("creating the schema", err)
@@ -98,7 +108,19 @@ func open(path, mode string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkFormat(); err != nil {
+	err = s.checkFormat()
+	if err == nil {
+		// The file SQLite opened is the one stat saw, unless it was
+		// replaced in between: then neither identity can be trusted.
+		s.file, err = statID(path)
+		if err == nil && s.file != idOf(fi) {
+			err = fmt.Errorf("results database %s was replaced while it was being opened; open it again", path)
+		}
+	}
+	if err == nil {
+		s.damage, err = s.check()
+	}
+	if err != nil {
 		s.db.Close()
 		return nil, err
 	}

@@ -8,6 +8,9 @@ import "database/sql"
 // schema version 1 and are made on first use. Failures to begin, create or
 // commit are worded as doing; fn words its own errors (s.fail).
 func (s *Store) write(doing string, ddl []string, fn func(tx *sql.Tx) error) error {
+	if err := s.beforeWrite(); err != nil {
+		return err
+	}
 	tx, err := s.db.Begin()
 	if err != nil {
 		return s.fail(doing, err)

@@ -1,6 +1,7 @@
 package levels
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -55,9 +56,9 @@ func TestFromResultsOneTreatment(t *testing.T) {
 	}
 }
 
-// A slot run again after an interruption counts once, with its last
-// completed run; the interrupted run counts as incomplete of its treatment
-// only.
+// A slot run again counts once, with its completed run (the store refuses
+// a second completion); the interrupted runs count as incomplete of their
+// treatment only.
 func TestFromResultsLastCompletedPerSlot(t *testing.T) {
 	r := resultstest.OpenV1(t, "treatments.db")
 	st := r.Store()
@@ -75,7 +76,13 @@ func TestFromResultsLastCompletedPerSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.FinishRun(again, store.StatusCompleted, "", first.End.Add(2*time.Hour+time.Second), first.Summary); err != nil {
+	// The store itself keeps one completed run per slot: a second
+	// completion is refused, and the slot keeps its first run.
+	if err := st.FinishRun(again, store.StatusCompleted, "", first.End.Add(2*time.Hour+time.Second), first.Summary); err == nil ||
+		!strings.Contains(err.Error(), "already completed") {
+		t.Fatalf("a second completion of slot %d: %v, want refused", first.Slot, err)
+	}
+	if err := st.FinishRun(again, store.StatusInterrupted, "interrupted by the user", first.End.Add(2*time.Hour+time.Second), store.RunSummary{}); err != nil {
 		t.Fatal(err)
 	}
 	r, err = results.New(st) // re-read the runs
@@ -86,8 +93,8 @@ func TestFromResultsLastCompletedPerSlot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if incomplete != 1 || len(in.Runs) != 4 || in.Runs[0].Run.ID != again {
-		t.Errorf("%d incomplete, %d runs, first %d; want 1, 4 and run %d replacing run %d", incomplete, len(in.Runs), in.Runs[0].Run.ID, again, first.ID)
+	if incomplete != 2 || len(in.Runs) != 4 || in.Runs[0].Run.ID != first.ID {
+		t.Errorf("%d incomplete, %d runs, first %d; want 2, 4 and the slot's first run %d", incomplete, len(in.Runs), in.Runs[0].Run.ID, first.ID)
 	}
 	if _, incomplete, _ := FromResults(r, "big"); incomplete != 0 {
 		t.Errorf("big: %d incomplete, want 0", incomplete)

@@ -289,6 +289,13 @@ func (r *Results) Intervals(runID int64, phase string) ([]store.Interval, error)
 	return r.st.Intervals(runID, phase)
 }
 
+// EachInterval calls fn with each of a run's intervals of one phase in
+// time order, one decoded at a time (store.Store.EachInterval): the
+// interval is valid only during the call.
+func (r *Results) EachInterval(runID int64, phase string, fn func(*store.Interval) error) error {
+	return r.st.EachInterval(runID, phase, fn)
+}
+
 // Samples returns the resource samples matching f.
 func (r *Results) Samples(f store.SampleFilter) ([]monitor.Sample, error) { return r.st.Samples(f) }
 

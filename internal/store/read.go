@@ -151,6 +151,70 @@ func (s *Store) Intervals(runID int64, phase string) ([]Interval, error) {
 	return ivs, nil
 }
 
+// EachInterval calls fn with each interval of run runID in the order
+// Intervals returns them, decoding one at a time into one reused
+// histogram: memory stays that of one interval whatever the run's length
+// (a reader that keeps something of an interval copies it). The interval
+// and its histogram are valid only during the call, and fn must not use
+// the store (its one connection is reading the rows). An error from fn
+// stops the walk and is returned as it is.
+func (s *Store) EachInterval(runID int64, phase string, fn func(*Interval) error) error {
+	doing := fmt.Sprintf("reading intervals of run %d", runID)
+	// The error kinds first, while the connection is free: only intervals
+	// with errors have rows there.
+	kinds := map[intervalKey]map[string]int64{}
+	erows, err := s.db.Query(`SELECT phase, op, start_ns, kind, count FROM interval_error
+		WHERE run_id = ?1 AND (?2 = '' OR phase = ?2)`, runID, phase)
+	if err != nil {
+		return s.fail(doing, err)
+	}
+	for erows.Next() {
+		var k intervalKey
+		var kind string
+		var n int64
+		if err := erows.Scan(&k.phase, &k.op, &k.start, &kind, &n); err != nil {
+			erows.Close()
+			return s.fail(doing, err)
+		}
+		if kinds[k] == nil {
+			kinds[k] = map[string]int64{}
+		}
+		kinds[k][kind] = n
+	}
+	erows.Close()
+	if err := erows.Err(); err != nil {
+		return s.fail(doing, err)
+	}
+	rows, err := s.db.Query(`SELECT phase, op, start_ns, duration_ns, count, errors, late, dropped, hist
+		FROM interval WHERE run_id = ?1 AND (?2 = '' OR phase = ?2) ORDER BY start_ns, op, phase`, runID, phase)
+	if err != nil {
+		return s.fail(doing, err)
+	}
+	defer rows.Close()
+	dec := newHdrDecoder()
+	var hist string
+	for rows.Next() {
+		iv := Interval{RunID: runID}
+		var start, dur int64
+		if err := rows.Scan(&iv.Phase, &iv.Op, &start, &dur, &iv.Count, &iv.Errors, &iv.Late, &iv.Dropped, &hist); err != nil {
+			return s.fail(doing, err)
+		}
+		iv.Start, iv.Duration = time.Unix(0, start).UTC(), time.Duration(dur)
+		if iv.Hist, err = dec.decode(hist); err != nil {
+			return fmt.Errorf("results database %s: run %d %s %s at %d: %w", s.path, runID, iv.Phase, iv.Op, start, err)
+		}
+		iv.ErrorKinds = kinds[intervalKey{iv.Phase, iv.Op, start}]
+		iv.sparse = dec.pairs
+		if err := fn(&iv); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.fail(doing, err)
+	}
+	return nil
+}
+
 // Events returns events in time order: all of them when runID is -1, the
 // campaign-level ones (not tied to a run) when runID is 0, else those of
 // run runID.

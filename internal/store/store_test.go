@@ -2,6 +2,7 @@ package store
 
 import (
 	"database/sql"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -157,6 +158,26 @@ func TestRoundTrip(t *testing.T) {
 			g.Hist.SignificantFigures() != HistSigFigs {
 			t.Errorf("interval %d: decoded histogram has other bounds", i)
 		}
+	}
+	// EachInterval walks the same intervals in the same order, one
+	// decoded at a time into one histogram.
+	i := 0
+	err = s.EachInterval(id, "", func(g *Interval) error {
+		w := all[i]
+		if g.Phase != w.Phase || g.Op != w.Op || !g.Start.Equal(w.Start) || g.Duration != w.Duration || g.Count != w.Count ||
+			g.Errors != w.Errors || g.Late != w.Late || g.Dropped != w.Dropped || fmt.Sprint(g.ErrorKinds) != fmt.Sprint(w.ErrorKinds) ||
+			!g.Hist.Equals(w.Hist) {
+			t.Errorf("EachInterval %d: got %+v, want %+v", i, *g, w)
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(all) {
+		t.Fatalf("EachInterval walked %d of %d intervals: %v", i, len(all), err)
+	}
+	stop := errors.New("stop")
+	if err := s.EachInterval(id, "measure", func(*Interval) error { return stop }); err != stop {
+		t.Errorf("an error from fn: EachInterval returned %v", err)
 	}
 	measure, err := s.Intervals(id, "measure")
 	if err != nil {

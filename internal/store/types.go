@@ -81,6 +81,9 @@ type Interval struct {
 	Dropped    int64
 	ErrorKinds map[string]int64 // errors by kind; sums to Errors
 	Hist       *hdrhistogram.Histogram
+	// sparse are Hist's non-zero buckets when Store.EachInterval decoded
+	// it (MergeInto); nil otherwise.
+	sparse []histPair
 }
 
 // Event is something that happened during a campaign (a phase change, a

@@ -1,6 +1,7 @@
 package availability
 
 import (
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"math"
 	"time"
 
@@ -67,18 +68,22 @@ func FromResults(r *results.Results) ([]Run, error) {
 		}
 		t, _ := r.Treatment(run.Treatment)
 		x := Run{Treatment: t, Run: run, Origin: run.Summary.MeasureStart, Config: ConfigOf(t), Checks: byRun[run.ID]}
-		ivs, err := r.Intervals(run.ID, "measure")
-		if err != nil {
+		var pf pointFolder
+		if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
+			pf.add(iv)
+			return nil
+		}); err != nil {
 			return nil, err
 		}
-		if x.Origin.IsZero() && len(ivs) > 0 {
-			x.Origin = ivs[0].Start
+		points := pf.done()
+		if x.Origin.IsZero() && len(points) > 0 {
+			x.Origin = points[0].Start
 		}
 		var evs []Event
 		for _, f := range fs {
 			evs = append(evs, Event{At: f.Time, Action: f.Action, Host: f.Host, Detail: f.Detail, Error: f.Error})
 		}
-		x.Result, x.Problem = Analyze(Points(ivs), evs, x.Config)
+		x.Result, x.Problem = Analyze(points, evs, x.Config)
 		out = append(out, x)
 	}
 	return out, nil
@@ -87,26 +92,56 @@ func FromResults(r *results.Results) ([]Run, error) {
 // Points folds a run's intervals (one row per operation type) into one
 // point per interval, in time order.
 func Points(ivs []store.Interval) []Point {
-	var out []Point
-	merged := store.NewHistogram()
-	for i := 0; i < len(ivs); {
-		p := Point{Start: ivs[i].Start, P99: math.NaN()}
-		merged.Reset()
-		for ; i < len(ivs) && ivs[i].Start.Equal(p.Start); i++ {
-			iv := ivs[i]
-			p.Dur = max(p.Dur, iv.Duration)
-			p.OK += iv.Count
-			p.Failed += iv.Errors
-			p.Dropped += iv.Dropped
-			p.NotFound += iv.ErrorKinds["not_found"]
-			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
-				merged.Merge(iv.Hist)
-			}
-		}
-		if merged.TotalCount() > 0 {
-			p.P99 = float64(merged.ValueAtQuantile(99))
-		}
-		out = append(out, p)
+	var pf pointFolder
+	for i := range ivs {
+		pf.add(&ivs[i])
 	}
-	return out
+	return pf.done()
+}
+
+// pointFolder builds the Points of intervals given one at a time in the
+// store's order (all operation types of one interval together), keeping
+// nothing of an interval after add returns.
+type pointFolder struct {
+	out    []Point
+	cur    Point
+	open   bool
+	merged *hdrhistogram.Histogram // reused: the interval's types merged
+}
+
+func (f *pointFolder) add(iv *store.Interval) {
+	if f.open && !iv.Start.Equal(f.cur.Start) {
+		f.close()
+	}
+	if !f.open {
+		if f.merged == nil {
+			f.merged = store.NewHistogram()
+		}
+		f.merged.Reset()
+		f.cur, f.open = Point{Start: iv.Start, P99: math.NaN()}, true
+	}
+	p := &f.cur
+	p.Dur = max(p.Dur, iv.Duration)
+	p.OK += iv.Count
+	p.Failed += iv.Errors
+	p.Dropped += iv.Dropped
+	p.NotFound += iv.ErrorKinds["not_found"]
+	if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
+		iv.MergeInto(f.merged)
+	}
+}
+
+func (f *pointFolder) close() {
+	if f.merged.TotalCount() > 0 {
+		f.cur.P99 = float64(f.merged.ValueAtQuantile(99))
+	}
+	f.out = append(f.out, f.cur)
+	f.open = false
+}
+
+func (f *pointFolder) done() []Point {
+	if f.open {
+		f.close()
+	}
+	return f.out
 }

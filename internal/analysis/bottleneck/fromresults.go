@@ -8,6 +8,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // The functions below only read the inputs of the analyses from the
@@ -62,11 +63,14 @@ func ClassifyRun(r *results.Results, run results.Run, cfg Config) (Result, error
 func Trials(r *results.Results, treatment string, slo levels.SLO, cfg Config) ([]Trial, error) {
 	var out []Trial
 	for _, run := range r.CompletedRuns(treatment) {
-		ivs, err := r.Intervals(run.ID, "measure")
-		if err != nil {
+		f := levels.NewFolder(run, &slo)
+		if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
+			f.Add(iv)
+			return nil
+		}); err != nil {
 			return nil, err
 		}
-		sum := levels.Summarize(levels.Input{Model: run.Model, Runs: []levels.RunData{{Run: run, Intervals: ivs}}, SLO: &slo})
+		sum := levels.Summarize(levels.Input{Model: run.Model, Runs: []levels.RunData{f.Done()}, SLO: &slo})
 		if len(sum.Levels) != 1 || sum.Levels[0].SLO == nil || math.IsNaN(sum.Levels[0].SLO.Within.Mean) {
 			return nil, fmt.Errorf("bottleneck: run %d (level %v, repetition %d) offered no request, so its SLO satisfaction is undefined; re-run it or leave it out",
 				run.ID, run.Level, run.Repetition)

@@ -3,13 +3,15 @@ package levels
 import (
 	"github.com/headroom-dev/headroom/internal/analysis/resources"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // FromResults reads the input for Summarize of one treatment ("" in a
 // campaign without treatments): its load model and SLO as the treatment
-// had them, and for every plan slot its last completed run
-// (results.CompletedRuns) with the run's measured-phase intervals, the
-// resource summary and the server timings of its measured window. It also
+// had them, and for every plan slot its completed run
+// (results.CompletedRuns) with the run's measured-phase intervals folded
+// as they stream from the store (Folder), the resource summary and the
+// server timings of its measured window. It also
 // returns how many of the treatment's runs did not complete (interrupted,
 // failed or still running); they are left out.
 func FromResults(r *results.Results, treatment string) (Input, int, error) {
@@ -22,7 +24,7 @@ func FromResults(r *results.Results, treatment string) (Input, int, error) {
 			in.SLO = &SLO{Percentile: t.SLO.Percentile, Threshold: t.SLO.Threshold, Op: t.SLO.Op}
 		}
 	}
-	runs, err := runData(r, r.CompletedRuns(treatment))
+	runs, err := runData(r, r.CompletedRuns(treatment), in.SLO)
 	if err != nil {
 		return Input{}, 0, err
 	}
@@ -30,15 +32,19 @@ func FromResults(r *results.Results, treatment string) (Input, int, error) {
 	return in, r.Incomplete(treatment), nil
 }
 
-// runData reads what Summarize needs of each run.
-func runData(r *results.Results, runs []results.Run) ([]RunData, error) {
+// runData reads what Summarize needs of each run, judging its intervals
+// against slo.
+func runData(r *results.Results, runs []results.Run, slo *SLO) ([]RunData, error) {
 	out := make([]RunData, 0, len(runs))
 	for _, run := range runs {
-		ivs, err := r.Intervals(run.ID, "measure")
-		if err != nil {
+		f := NewFolder(run, slo)
+		if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
+			f.Add(iv)
+			return nil
+		}); err != nil {
 			return nil, err
 		}
-		rd := RunData{Run: run, Intervals: ivs}
+		rd := f.Done()
 		if from, to := run.Summary.MeasureStart, run.Summary.MeasureEnd; !from.IsZero() && to.After(from) {
 			samples, err := r.Samples(results.SampleFilter{RunID: run.ID})
 			if err != nil {

@@ -37,13 +37,26 @@ func TestFromResultsOneTreatment(t *testing.T) {
 		var ids []int64
 		for _, rd := range in.Runs {
 			ids = append(ids, rd.Run.ID)
-			if rd.Run.Treatment != c.name || len(rd.Intervals) == 0 || len(rd.Resources) == 0 {
-				t.Errorf("%s: run %d of %q with %d intervals, %d hosts", c.name, rd.Run.ID, rd.Run.Treatment, len(rd.Intervals), len(rd.Resources))
+			if rd.Run.Treatment != c.name || len(rd.Points) == 0 || len(rd.Resources) == 0 {
+				t.Errorf("%s: run %d of %q with %d intervals, %d hosts", c.name, rd.Run.ID, rd.Run.Treatment, len(rd.Points), len(rd.Resources))
 			}
-			for _, iv := range rd.Intervals {
-				if iv.Phase != "measure" {
-					t.Errorf("run %d: interval of phase %q", rd.Run.ID, iv.Phase)
-				}
+			// The fold holds the measured phase's intervals and nothing else.
+			ivs, err := r.Intervals(rd.Run.ID, "measure")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got int64
+			starts := map[time.Time]bool{}
+			for _, iv := range ivs {
+				want += iv.Count
+				starts[iv.Start] = true
+			}
+			for _, p := range rd.Points {
+				got += p.Count
+			}
+			if got != want || len(rd.Points) != len(starts) || rd.Hists["all"].TotalCount() != want {
+				t.Errorf("run %d: folded %d requests in %d points (merged %d), the measured phase has %d in %d intervals",
+					rd.Run.ID, got, len(rd.Points), rd.Hists["all"].TotalCount(), want, len(starts))
 			}
 		}
 		if len(ids) != 4 || ids[0] != c.ids[0] || ids[1] != c.ids[1] || ids[2] != c.ids[2] || ids[3] != c.ids[3] {

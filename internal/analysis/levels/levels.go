@@ -25,11 +25,18 @@ type SLO struct {
 	Op         string
 }
 
-// RunData is one completed run with its measured-phase intervals and the
-// resource summary of its measured window.
+// RunData is one completed run, its measured phase folded (Folder), and
+// the resource summary of its measured window.
 type RunData struct {
-	Run       store.Run
-	Intervals []store.Interval
+	Run store.Run
+	// Hists merges each operation type's successful requests over the
+	// measured phase, and "all" every type's; a type none of whose rows
+	// had a histogram has none.
+	Hists map[string]*hdrhistogram.Histogram
+	// Offered counts each type's offered requests (succeeded, failed or
+	// dropped), and "all" every type's.
+	Offered   map[string]int64
+	Points    []Point // the measured phase interval by interval
 	Resources []resources.Host
 	Server    []store.ServerInterval // server-side timings of the measured window, when the target reports them
 }
@@ -154,24 +161,10 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 	pr := perRun{
 		throughput: r.Summary.Throughput, late: float64(r.Summary.Late), dropped: float64(r.Summary.Dropped),
 		errors: float64(r.Summary.Errors), limited: r.Summary.ClientLimited, note: r.Summary.ClientNote,
-		hists: map[string]*hdrhistogram.Histogram{}, resources: rd.Resources,
+		hists: rd.Hists, resources: rd.Resources,
 	}
-	var offeredSLO int64
-	for _, iv := range rd.Intervals {
-		if iv.Hist != nil {
-			for _, key := range []string{iv.Op, "all"} {
-				h := pr.hists[key]
-				if h == nil {
-					h = hdrhistogram.New(iv.Hist.LowestTrackableValue(), iv.Hist.HighestTrackableValue(), int(iv.Hist.SignificantFigures()))
-					pr.hists[key] = h
-				}
-				h.Merge(iv.Hist)
-			}
-		}
-		n := iv.Count + iv.Errors + iv.Dropped
-		if slo != nil && (slo.Op == "" || slo.Op == iv.Op) {
-			offeredSLO += n
-		}
+	if pr.hists == nil {
+		pr.hists = map[string]*hdrhistogram.Histogram{}
 	}
 	pr.serverMean = serverMeans(rd.Server)
 	if slo != nil {
@@ -179,6 +172,7 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 		if key == "" {
 			key = "all"
 		}
+		offeredSLO := rd.Offered[key]
 		if h := pr.hists[key]; h != nil && offeredSLO > 0 {
 			pr.within = float64(countAtMost(h, slo.Threshold.Microseconds())) / float64(offeredSLO)
 			pr.sloValue = float64(h.ValueAtQuantile(slo.Percentile))
@@ -220,6 +214,11 @@ func serverMeans(xs []store.ServerInterval) map[string]float64 {
 // counts only when its highest equivalent value is within the limit, so the
 // histogram's 3-digit precision can never make an SLO look met when it is not.
 func countAtMost(h *hdrhistogram.Histogram, limit int64) int64 {
+	// Max is the top of the highest bucket: when it is within the limit,
+	// every value is, and the walk over every bucket is not needed.
+	if h.Max() <= limit {
+		return h.TotalCount()
+	}
 	var n int64
 	for _, b := range h.Distribution() {
 		if b.Count > 0 && b.To <= limit {

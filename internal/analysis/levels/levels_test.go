@@ -14,18 +14,19 @@ import (
 // synth builds a run whose measured intervals hold, per operation, n
 // successful requests of the given latency (µs), plus errors and drops.
 func synth(id int64, levelIdx int, level float64, rep int, lat map[string]int64, n, errs, dropped int64, throughput float64) RunData {
-	rd := RunData{Run: store.Run{ID: id, Slot: levelIdx*10 + rep, LevelIndex: levelIdx, Level: level, Repetition: rep,
-		Status: store.StatusCompleted, Summary: store.RunSummary{Throughput: throughput, Errors: errs, Dropped: dropped}}}
+	run := store.Run{ID: id, Slot: levelIdx*10 + rep, LevelIndex: levelIdx, Level: level, Repetition: rep,
+		Status: store.StatusCompleted, Summary: store.RunSummary{Throughput: throughput, Errors: errs, Dropped: dropped}}
 	t := time.Unix(0, 0)
+	var ivs []store.Interval
 	for op, us := range lat {
 		h := store.NewHistogram()
 		if err := h.RecordValues(us, n); err != nil {
 			panic(err)
 		}
-		rd.Intervals = append(rd.Intervals, store.Interval{RunID: id, Phase: "measure", Op: op, Start: t, Duration: time.Second,
+		ivs = append(ivs, store.Interval{RunID: id, Phase: "measure", Op: op, Start: t, Duration: time.Second,
 			Count: n, Errors: errs / int64(len(lat)), Dropped: dropped / int64(len(lat)), Hist: h})
 	}
-	return rd
+	return Fold(run, ivs, nil)
 }
 
 func near(a, b, tol float64) bool { return math.Abs(a-b) <= tol }

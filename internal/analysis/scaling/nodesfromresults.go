@@ -140,10 +140,8 @@ func rtAt(in levels.Input, level float64) RTDist {
 		if rd.Run.Level != level {
 			continue
 		}
-		for _, iv := range rd.Intervals {
-			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
-				hs = append(hs, iv.Hist)
-			}
+		if h := rd.Hists["all"]; h != nil && h.TotalCount() > 0 {
+			hs = append(hs, h)
 		}
 	}
 	h := stats.Merge(hs)

@@ -2,6 +2,7 @@ package stall
 
 import (
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // RunResult is one completed closed-loop run with its judgement.
@@ -71,21 +72,22 @@ func FromResults(r *results.Results) ([]Treatment, error) {
 // input reads one run: its measured intervals merged over operations, its
 // measured window and its stall watch.
 func input(r *results.Results, run results.Run, t results.Treatment) (Input, error) {
-	ivs, err := r.Intervals(run.ID, "measure")
-	if err != nil {
-		return Input{}, err
-	}
 	in := Input{From: run.Summary.MeasureStart, To: run.Summary.MeasureEnd, Clients: int(run.Level),
 		Requests: run.Summary.Completed + run.Summary.Errors, ThinkTime: t.Load.ThinkTime}
-	for _, iv := range ivs {
+	// Intervals stream from the store one at a time; only their merge is kept.
+	err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
 		if iv.Hist == nil {
-			continue
+			return nil
 		}
 		if in.Latency == nil {
 			in.Latency = iv.Hist.Clone()
 			in.Latency.Reset()
 		}
-		in.Latency.Merge(iv.Hist)
+		iv.MergeInto(in.Latency)
+		return nil
+	})
+	if err != nil {
+		return Input{}, err
 	}
 	w, err := r.QuietWatch(run.ID)
 	if err != nil || w == nil {

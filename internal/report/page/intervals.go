@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/report/chart"
@@ -30,105 +28,37 @@ type runSeries struct {
 	disk   map[string][]chart.Point // host -> read + write ops/s summed over its disks
 }
 
-// seriesOf folds a run's intervals (one row per operation type) into one
-// row per interval. Intervals shorter than half of nominal (the partial one
-// the engine may write when the measured phase ends mid-interval) are left
-// out: a rate over a few milliseconds is noise beside whole intervals. It
-// returns how many it left out.
+// seriesOf lays out a run's folded intervals (levels.Point, one per
+// interval with its operation types merged) as series. Intervals shorter
+// than half of nominal (the partial one the engine may write when the
+// measured phase ends mid-interval) are left out: a rate over a few
+// milliseconds is noise beside whole intervals. It returns how many it
+// left out. The SLO rule of the load response (levels), applied to one
+// interval, is that fewer than Percentile % of the offered requests
+// (completed, failed or dropped) succeeded within the threshold; the fold
+// judged each interval against the treatment's SLO, which slo is.
 func seriesOf(rd levels.RunData, slo *levels.SLO, nominal time.Duration) (runSeries, int) {
 	rs := runSeries{run: rd.Run}
 	short := 0
 	origin := rd.Run.Summary.MeasureStart
-	if origin.IsZero() && len(rd.Intervals) > 0 {
-		origin = rd.Intervals[0].Start
+	if origin.IsZero() && len(rd.Points) > 0 {
+		origin = rd.Points[0].Start
 	}
-	// One histogram, reset per interval, merges the operation types:
-	// allocating a full-range histogram per interval would dominate the
-	// report's time on long runs.
-	merged := store.NewHistogram()
-	for i := 0; i < len(rd.Intervals); {
-		start := rd.Intervals[i].Start
-		var count, offeredSLO int64
-		var dur time.Duration
-		var hists []*hdrhistogram.Histogram
-		var sloHist *hdrhistogram.Histogram
-		for ; i < len(rd.Intervals) && rd.Intervals[i].Start.Equal(start); i++ {
-			iv := rd.Intervals[i]
-			count += iv.Count
-			dur = max(dur, iv.Duration)
-			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
-				hists = append(hists, iv.Hist)
-			}
-			if slo != nil && (slo.Op == "" || slo.Op == iv.Op) {
-				offeredSLO += iv.Count + iv.Errors + iv.Dropped
-				if slo.Op != "" {
-					sloHist = iv.Hist // one row per operation type and interval
-				}
-			}
-		}
-		if dur < nominal/2 {
+	for _, p := range rd.Points {
+		if p.Duration < nominal/2 {
 			short++
 			continue
 		}
-		// p99 = F^-1(0.99) over the interval's successful requests of every
-		// operation type (seed-digest §1), from their merged histogram.
-		var all *hdrhistogram.Histogram
-		switch len(hists) {
-		case 0:
-		case 1:
-			all = hists[0]
-		default:
-			merged.Reset()
-			for _, h := range hists {
-				merged.Merge(h)
-			}
-			all = merged
+		rs.at = append(rs.at, p.Start.Sub(origin).Seconds())
+		tput := math.NaN()
+		if p.Duration > 0 {
+			tput = float64(p.Count) / p.Duration.Seconds()
 		}
-		if slo != nil && slo.Op == "" {
-			sloHist = all
-		}
-		rs.at = append(rs.at, start.Sub(origin).Seconds())
-		tput, p99 := math.NaN(), math.NaN()
-		if dur > 0 {
-			tput = float64(count) / dur.Seconds()
-		}
-		if all != nil {
-			p99 = float64(all.ValueAtQuantile(99))
-		}
-		rs.tput, rs.p99 = append(rs.tput, tput), append(rs.p99, p99)
-		// The SLO rule of the load response (levels), applied to one
-		// interval: fewer than Percentile % of the offered requests
-		// (completed, failed or dropped) succeeded within the threshold.
-		breach := false
-		if slo != nil && offeredSLO > 0 {
-			within := 0.0
-			if sloHist != nil {
-				within = float64(countAtMost(sloHist, slo.Threshold.Microseconds())) / float64(offeredSLO)
-			}
-			breach = within < slo.Percentile/100
-		}
-		rs.breach = append(rs.breach, breach)
-		rs.ivSecs = math.Max(rs.ivSecs, dur.Seconds())
+		rs.tput, rs.p99 = append(rs.tput, tput), append(rs.p99, p.P99)
+		rs.breach = append(rs.breach, slo != nil && !math.IsNaN(p.Within) && p.Within < slo.Percentile/100)
+		rs.ivSecs = math.Max(rs.ivSecs, p.Duration.Seconds())
 	}
 	return rs, short
-}
-
-// countAtMost counts recorded values no greater than limit (µs), counting a
-// bucket only when all of it is within the limit, as levels does, so that
-// histogram precision never makes an SLO look met.
-func countAtMost(h *hdrhistogram.Histogram, limit int64) int64 {
-	// Max is the top of the highest bucket: when it is within the limit,
-	// every value is, and the costlier walk over buckets is not needed.
-	if h.Max() <= limit {
-		return h.TotalCount()
-	}
-	var n int64
-	for _, b := range h.Distribution() {
-		if b.Count > 0 && b.To <= limit {
-			n += b.Count
-		}
-	}
-	return n
 }
 
 // addSamples reads the run's CPU and disk samples inside its measured
@@ -190,8 +120,8 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 	nominal := set.interval
 	if nominal == 0 {
 		for _, rd := range in.Runs {
-			for _, iv := range rd.Intervals {
-				nominal = max(nominal, iv.Duration)
+			for _, p := range rd.Points {
+				nominal = max(nominal, p.Duration)
 			}
 		}
 	}

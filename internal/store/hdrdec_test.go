@@ -1,0 +1,165 @@
+package store
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// The reusing decoder reads back exactly what the library's own decoder
+// (hdrhistogram.Decode, the reference) reads, histogram after histogram
+// into the same buffer: latency-like ones, ones spread over the whole
+// range, an empty one, and one of another layout (decoded by the library).
+func TestHdrDecoderAgreesWithTheLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var hs []*hdrhistogram.Histogram
+	for i := range 40 {
+		h := NewHistogram()
+		switch i % 4 {
+		case 0: // latency-like: a body and a tail
+			for range 1 + rng.IntN(5000) {
+				_ = h.RecordValue(int64(200 + rng.ExpFloat64()*800))
+			}
+		case 1: // anywhere in the range, with large counts
+			for range 1 + rng.IntN(50) {
+				_ = h.RecordValues(1+rng.Int64N(HistHighestMicros), 1+rng.Int64N(1<<40))
+			}
+		case 2: // a few values at the range's ends
+			_ = h.RecordValue(HistLowestMicros)
+			_ = h.RecordValue(HistHighestMicros)
+		case 3: // empty
+		}
+		hs = append(hs, h)
+	}
+	other := hdrhistogram.New(1, 1000, 2)
+	_ = other.RecordValues(17, 3)
+	hs = append(hs, other)
+
+	d := newHdrDecoder()
+	for i, h := range hs {
+		s, err := encodeHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := hdrhistogram.Decode([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.decode(s)
+		if err != nil {
+			t.Fatalf("histogram %d: %v", i, err)
+		}
+		if got.TotalCount() != want.TotalCount() || got.Max() != want.Max() || got.Min() != want.Min() ||
+			!slices.Equal(got.Distribution(), want.Distribution()) {
+			t.Fatalf("histogram %d: decoded %d values (min %d, max %d), the library %d (min %d, max %d)",
+				i, got.TotalCount(), got.Min(), got.Max(), want.TotalCount(), want.Min(), want.Max())
+		}
+		for _, q := range []float64{50, 99, 99.9} {
+			if got.ValueAtQuantile(q) != want.ValueAtQuantile(q) {
+				t.Fatalf("histogram %d: p%v %d, the library's %d", i, q, got.ValueAtQuantile(q), want.ValueAtQuantile(q))
+			}
+		}
+	}
+}
+
+func TestHdrDecoderRefusesDamage(t *testing.T) {
+	h := NewHistogram()
+	_ = h.RecordValues(500, 10)
+	s, err := encodeHist(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newHdrDecoder()
+	for _, bad := range []string{"!!!", s[:len(s)/2], "AAAA"} {
+		if _, err := d.decode(bad); err == nil {
+			t.Errorf("%q decoded without an error", bad)
+		}
+	}
+	// The decoder still works after a failure.
+	if got, err := d.decode(s); err != nil || got.TotalCount() != 10 {
+		t.Fatalf("after damage: %v, %v", got, err)
+	}
+}
+
+func BenchmarkDecodeHist(b *testing.B) {
+	h := NewHistogram()
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 10000 {
+		_ = h.RecordValue(int64(200 + rng.ExpFloat64()*800))
+	}
+	s, _ := encodeHist(h)
+	b.Run("library", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := hdrhistogram.Decode([]byte(s)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("reusing", func(b *testing.B) {
+		d := newHdrDecoder()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := d.decode(s); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// An interval's MergeInto merges exactly as the library's Merge does:
+// from the decoder's buckets for intervals EachInterval reads, from the
+// histogram itself for others, and into a narrower histogram that drops
+// what it cannot hold.
+func TestMergeIntoAgreesWithTheLibrary(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	st, err := Create(t.TempDir()+"/results.db", Campaign{Name: "m", SpecYAML: "name: m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id, err := st.StartRun(Run{Model: "open", Level: 1, Repetition: 1, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ivs []Interval
+	for i := range 30 {
+		h := NewHistogram()
+		for range rng.IntN(3000) {
+			_ = h.RecordValue(1 + int64(rng.ExpFloat64()*5000))
+		}
+		ivs = append(ivs, Interval{RunID: id, Phase: "measure", Op: "read", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Count: h.TotalCount(), Hist: h})
+	}
+	if err := st.AddIntervals(ivs); err != nil {
+		t.Fatal(err)
+	}
+	mine, lib, narrow, narrowLib := NewHistogram(), NewHistogram(), hdrhistogram.New(1, 1000, 3), hdrhistogram.New(1, 1000, 3)
+	walked := 0
+	if err := st.EachInterval(id, "measure", func(iv *Interval) error {
+		if iv.sparse == nil && iv.Hist.TotalCount() > 0 {
+			t.Errorf("interval %d: EachInterval left no buckets for MergeInto", walked)
+		}
+		if d1, d2 := iv.MergeInto(mine), lib.Merge(iv.Hist); d1 != d2 || d1 != 0 {
+			t.Errorf("interval %d: dropped %d, the library %d", walked, d1, d2)
+		}
+		if d1, d2 := iv.MergeInto(narrow), narrowLib.Merge(iv.Hist); d1 != d2 {
+			t.Errorf("interval %d into 1 ms at most: dropped %d, the library %d", walked, d1, d2)
+		}
+		walked++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if walked != 30 || !slices.Equal(mine.Distribution(), lib.Distribution()) || mine.TotalCount() != lib.TotalCount() ||
+		!slices.Equal(narrow.Distribution(), narrowLib.Distribution()) {
+		t.Fatalf("merged %d values, the library %d (%d intervals walked)", mine.TotalCount(), lib.TotalCount(), walked)
+	}
+	// An interval built in memory merges through the library.
+	if d := ivs[0].MergeInto(NewHistogram()); d != 0 {
+		t.Errorf("in-memory interval: dropped %d", d)
+	}
+}

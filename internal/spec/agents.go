@@ -26,7 +26,8 @@ type Agents struct {
 	// campaign starts.
 	TokenFile string `yaml:"token_file"`
 	// Listen is the address the coordinator listens on for its agents
-	// (default 0.0.0.0:0: every address, any free port).
+	// (default: any free port, on 127.0.0.1 when every agent is local,
+	// else on every address; docs/fleet.md).
 	Listen string `yaml:"listen"`
 }
 

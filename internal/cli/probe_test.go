@@ -563,8 +563,17 @@ phases: {populate: false}
 	if served < 0.7*design || served > 1.15*design {
 		t.Fatalf("the host served %.1f req/s at saturation; its CPU quota should hold it near %.1f", served, design)
 	}
-	if math.Abs(est-served) > 0.15*served {
-		t.Fatalf("estimate %v req/s is not within 15%% of the %.1f req/s the host serves", est, served)
+	// The probe's estimate is its last accepted rate, and it resolves the
+	// rate no finer than one fine-tuning step above it (FineRate of it):
+	// the rate the host serves at saturation must lie in that bracket,
+	// widened by 15% on each side for a few seconds' noise. (Within 15% of
+	// the estimate alone failed in the CI rehearsal of 2026-12-07 14:43:
+	// 48 accepted, 56 missed with p90 195 ms, 58 served: the step is 17%
+	// of what the host serves.)
+	fine := probe.DefaultConfig().FineRate
+	if lo, hi := 0.85*est, 1.15*est*(1+fine); served < lo || served > hi {
+		t.Fatalf("the host serves %.1f req/s at saturation, outside the probe's bracket %v to %.1f req/s widened by 15%% (%.1f to %.1f)",
+			served, est, est*(1+fine), lo, hi)
 	}
 
 	db := resultsPath(t, out)

@@ -4,8 +4,7 @@ import (
 	"math"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
 )
@@ -45,15 +44,20 @@ func FromResults(r *results.Results, cfg Config) ([]Run, error) {
 			continue
 		}
 		t, _ := r.Treatment(run.Treatment)
-		ivs, err := r.Intervals(run.ID, "measure")
-		if err != nil {
+		// The intervals stream from the store, folded as they come.
+		f := levels.NewFolder(run, levelsSLO(t.SLO))
+		if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
+			f.Add(iv)
+			return nil
+		}); err != nil {
 			return nil, err
 		}
+		pts := f.Done().Points
 		x := Run{Treatment: t, Run: run, Origin: run.Summary.MeasureStart, SLO: t.SLO}
-		if x.Origin.IsZero() && len(ivs) > 0 {
-			x.Origin = ivs[0].Start
+		if x.Origin.IsZero() && len(pts) > 0 {
+			x.Origin = pts[0].Start
 		}
-		x.Input.Points, x.Skipped = Timeline(ivs, t.SLO, t.Load.Interval)
+		x.Input.Points, x.Skipped = timelineOf(pts, t.SLO, t.Load.Interval)
 		x.Input.HasSLO = t.SLO != nil
 		if t.Load.Open() {
 			x.Input.Offered = run.Level
@@ -73,75 +77,38 @@ func FromResults(r *results.Results, cfg Config) ([]Run, error) {
 // one that may end a run) are left out and counted; nominal 0 takes the
 // longest interval.
 func Timeline(ivs []store.Interval, slo *results.SLO, nominal time.Duration) ([]Point, int) {
+	return timelineOf(levels.Fold(store.Run{}, ivs, levelsSLO(slo)).Points, slo, nominal)
+}
+
+// timelineOf is Timeline from the load response's folded points
+// (levels.Folder), which judged each interval by the treatment's SLO: the
+// load-response table's rule, fewer than Percentile % of the offered
+// requests (completed, failed or dropped) succeeded within the threshold.
+func timelineOf(pts []levels.Point, slo *results.SLO, nominal time.Duration) ([]Point, int) {
 	if nominal == 0 {
-		for _, iv := range ivs {
-			nominal = max(nominal, iv.Duration)
+		for _, p := range pts {
+			nominal = max(nominal, p.Duration)
 		}
 	}
 	var out []Point
 	short := 0
-	merged := store.NewHistogram()
-	for i := 0; i < len(ivs); {
-		start := ivs[i].Start
-		var count, offered, due int64
-		var dur time.Duration
-		var sloHist *hdrhistogram.Histogram
-		merged.Reset()
-		have := false
-		for ; i < len(ivs) && ivs[i].Start.Equal(start); i++ {
-			iv := ivs[i]
-			count += iv.Count
-			due += iv.Count + iv.Errors + iv.Dropped
-			dur = max(dur, iv.Duration)
-			if iv.Hist != nil && iv.Hist.TotalCount() > 0 {
-				merged.Merge(iv.Hist)
-				have = true
-			}
-			if slo != nil && (slo.Op == "" || slo.Op == iv.Op) {
-				offered += iv.Count + iv.Errors + iv.Dropped
-				if slo.Op != "" {
-					sloHist = iv.Hist
-				}
-			}
-		}
-		if dur < nominal/2 || dur <= 0 {
+	for _, lp := range pts {
+		if lp.Duration < nominal/2 || lp.Duration <= 0 {
 			short++
 			continue
 		}
-		p := Point{Start: start, Dur: dur, Throughput: float64(count) / dur.Seconds(), P99: math.NaN(), Offered: float64(due) / dur.Seconds()}
-		if have {
-			p.P99 = float64(merged.ValueAtQuantile(99))
-		}
-		if slo != nil && slo.Op == "" && have {
-			sloHist = merged
-		}
-		// The load-response table's SLO rule, per interval: fewer than
-		// Percentile % of the offered requests (completed, failed or
-		// dropped) succeeded within the threshold.
-		if slo != nil && offered > 0 {
-			var within int64
-			if sloHist != nil {
-				within = countAtMost(sloHist, slo.Threshold.Microseconds())
-			}
-			p.SLOMiss = float64(within)/float64(offered) < slo.Percentile/100
-		}
+		secs := lp.Duration.Seconds()
+		p := Point{Start: lp.Start, Dur: lp.Duration, Throughput: float64(lp.Count) / secs, P99: lp.P99, Offered: float64(lp.Offered) / secs}
+		p.SLOMiss = slo != nil && !math.IsNaN(lp.Within) && lp.Within < slo.Percentile/100
 		out = append(out, p)
 	}
 	return out, short
 }
 
-// countAtMost counts recorded values no greater than limit (µs), a bucket
-// only when all of it is within the limit, as the levels analysis does,
-// so that histogram precision never makes an SLO look met.
-func countAtMost(h *hdrhistogram.Histogram, limit int64) int64 {
-	if h.Max() <= limit {
-		return h.TotalCount()
+// levelsSLO is the treatment's SLO as the load response takes it.
+func levelsSLO(slo *results.SLO) *levels.SLO {
+	if slo == nil {
+		return nil
 	}
-	var n int64
-	for _, b := range h.Distribution() {
-		if b.Count > 0 && b.To <= limit {
-			n += b.Count
-		}
-	}
-	return n
+	return &levels.SLO{Percentile: slo.Percentile, Threshold: slo.Threshold, Op: slo.Op}
 }

@@ -15,6 +15,7 @@ type Point struct {
 	Start    time.Time
 	Duration time.Duration // the longest of its operation types' rows
 	Count    int64         // successful requests
+	Offered  int64         // requests of every type due in it: succeeded, failed or dropped
 	// P99 is F^-1(0.99) over the interval's successful requests of every
 	// operation type (seed-digest §1), in µs; NaN when none succeeded.
 	P99 float64
@@ -67,6 +68,7 @@ func (f *Folder) Add(iv *store.Interval) {
 	f.rd.Offered[iv.Op] += offered
 	f.rd.Offered["all"] += offered
 	f.cur.Count += iv.Count
+	f.cur.Offered += offered
 	f.cur.Duration = max(f.cur.Duration, iv.Duration)
 	if iv.Hist != nil {
 		for _, key := range []string{iv.Op, "all"} {

@@ -86,6 +86,18 @@ type promRead struct {
 	unmarked  bool // samples came before any marker
 	prev, cur *promScrape
 	done      int // scrapes finished
+	// minGap is the shortest spacing of consecutive scrapes so far (0:
+	// none yet), against which a gap is judged (scrapeGap).
+	minGap time.Duration
+}
+
+// scrapeGap says whether the spacing d of two scrapes is a gap in the
+// recording rather than one scrape interval: over an hour, or over a
+// minute and ten times the shortest spacing seen before. A counter's change
+// over a gap is an average over a time nobody measured (a 2-year gap
+// became one "rate" sample), so no rate is made of it.
+func scrapeGap(d, minGap time.Duration) bool {
+	return d > time.Hour || d > time.Minute && minGap > 0 && d > 10*minGap
 }
 
 func (pr *promReader) read(p *pass) error {
@@ -234,6 +246,9 @@ func (st *promRead) finish(atEnd bool) error {
 	st.done++
 	if p.emit {
 		switch {
+		case st.prev != nil && scrapeGap(s.t.Sub(st.prev.t), st.minGap):
+			st.p.warn(s.line, "", "no rates over the %v between the scrapes at %s and %s: a gap in the recording (over an hour, or over a minute and ten times the shortest spacing, %v), not one scrape interval",
+				s.t.Sub(st.prev.t), st.prev.t.Format(time.RFC3339), s.t.Format(time.RFC3339), st.minGap)
 		case st.prev != nil:
 			prev, next := st.prev, s
 			start, period := prev.t, next.t.Sub(prev.t)
@@ -243,6 +258,11 @@ func (st *promRead) finish(atEnd bool) error {
 			promMemory(&st.sm, next, start, period)
 		case st.r.scrapes == 1:
 			promMemory(&st.sm, s, s.t, 0)
+		}
+	}
+	if st.prev != nil {
+		if d := s.t.Sub(st.prev.t); !scrapeGap(d, st.minGap) && (st.minGap == 0 || d < st.minGap) {
+			st.minGap = d
 		}
 	}
 	st.prev = s

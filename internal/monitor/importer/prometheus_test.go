@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,5 +129,51 @@ func TestPrometheusErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", tc.name, err, tc.want)
 		}
+	}
+}
+
+// A gap in the recording is not a scrape interval: no rate is made over a
+// 2-year gap (it was one "rate" sample), nor over one ten times the
+// shortest spacing, and the import says where each gap was. The rates on
+// either side of a gap are kept.
+func TestPrometheusGapsMakeNoRates(t *testing.T) {
+	t0 := int64(1795429370000)
+	scrape := func(ms, writes int64) string {
+		return fmt.Sprintf("node_disk_writes_completed_total{device=\"sda\"} %d %d\n", writes, ms)
+	}
+	year := int64(365 * 24 * 3600 * 1000)
+	data := "# TYPE node_disk_writes_completed_total counter\n" +
+		scrape(t0, 100) + scrape(t0+15_000, 400) + scrape(t0+30_000, 700) + // 20/s, twice
+		scrape(t0+30_000+2*year, 800) + // two years later
+		scrape(t0+45_000+2*year, 1100) + // 20/s again
+		scrape(t0+45_000+2*year+5*60_000, 1400) // five minutes: 20 times the 15 s spacing
+	var got []monitor.Sample
+	sum, err := Read(FormatPrometheus, "gaps.prom", strings.NewReader(data), Options{}, func(s []monitor.Sample) error {
+		got = append(got, s...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pick(got, "disk:sda", monitor.DiskWriteOps)
+	if len(w) != 3 {
+		t.Fatalf("write rates %+v, want the three 15 s intervals only", w)
+	}
+	for _, s := range w {
+		if s.Period != 15*time.Second || s.Value != 20 {
+			t.Errorf("write rate %+v, want 20/s over 15 s", s)
+		}
+	}
+	if len(sum.Warnings) != 2 || !strings.Contains(sum.Warnings[0], "a gap in the recording") || !strings.Contains(sum.Warnings[1], "5m0s") {
+		t.Errorf("warnings %q, want one per gap", sum.Warnings)
+	}
+	// Two scrapes two years apart: nothing to compare with, still a gap.
+	two := "# TYPE node_disk_writes_completed_total counter\n" + scrape(t0, 100) + scrape(t0+2*year, 800)
+	s, err := Parse(FormatPrometheus, "two.prom", []byte(two), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := pick(s, "disk:sda", monitor.DiskWriteOps); len(w) != 0 {
+		t.Errorf("a rate over two years: %+v", w)
 	}
 }

@@ -44,6 +44,9 @@ RESULTS is a results directory, a results database, or the path of a new
 			if format != "" && !validFormat(format) {
 				return &exitError{ExitUsage, fmt.Sprintf("--format %q is not supported; use one of %s", format, formatList())}
 			}
+			if err := importer.CheckHostName(host); host != "" && err != nil {
+				return &exitError{ExitUsage, err.Error()}
+			}
 			_, statErr := os.Stat(dest)
 			st, err := openOrCreateForImport(dest)
 			if err != nil {

@@ -240,3 +240,18 @@ func TestImportRefusesAFIFOAndADirectory(t *testing.T) {
 		}
 	}
 }
+
+// ESC and BEL in --host reached the terminal raw (issue 36): the flag is
+// refused in one sentence, the characters escaped in it, and nothing is
+// stored.
+func TestImportRefusesAHostNameWithControlCharacters(t *testing.T) {
+	in := importInput(t, "x.prom", "node_disk_writes_completed_total{device=\"sda\"} 100 1795429370000\n")
+	db := filepath.Join(t.TempDir(), "new.db")
+	_, errOut, code := headroom(t, "import", "--host", "db\x1b[31m\a", in, db)
+	if code == 0 || strings.ContainsAny(errOut, "\x1b\a") || !strings.Contains(errOut, `--host "db\x1b[31m\a" holds control characters; give a plain host name`) {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a refused import left %s: %v", db, err)
+	}
+}

@@ -344,6 +344,15 @@ func badName(name string) string {
 	return ""
 }
 
+// CheckHostName returns the one-sentence reason a host name given by the
+// user (import --host) cannot be stored, or nil.
+func CheckHostName(name string) error {
+	if why := badName(name); why != "" {
+		return fmt.Errorf("--host %s %s; give a plain host name", quoteShort(name), why)
+	}
+	return nil
+}
+
 // quoteShort quotes name for a message, escaping control characters and
 // cutting it to a readable length.
 func quoteShort(name string) string {

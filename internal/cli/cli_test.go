@@ -457,7 +457,8 @@ func TestImport(t *testing.T) {
 			t.Fatalf("%s period %v, want %v", src, ss[0].Period, period)
 		}
 	}
-	_, errOut, code = headroom(t, "import", "--format", "iostat", filepath.Join(dir, "sar.csv"), db)
+	// Into another store: this one holds sar.csv already, and would skip it.
+	_, errOut, code = headroom(t, "import", "--format", "iostat", filepath.Join(dir, "sar.csv"), filepath.Join(t.TempDir(), "other.db"))
 	if code == 0 || !strings.Contains(errOut, `sar.csv:1: expected iostat -x -o JSON output`) {
 		t.Fatalf("wrong format: exit %d, %q", code, errOut)
 	}

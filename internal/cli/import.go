@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,40 +79,62 @@ func importFiles(c *cobra.Command, st *store.Store, files []string, fm importer.
 			return 0, err
 		}
 	}
-	for i, f := range files {
-		if err := importFile(c, st, f, fm, host, runID); err != nil {
-			return i, err
+	stored := 0
+	for _, f := range files {
+		ok, err := importFile(c, st, f, fm, host, runID, dest)
+		if err != nil {
+			return stored, err
+		}
+		if ok {
+			stored++
 		}
 	}
-	return len(files), nil
+	return stored, nil
 }
 
 // importFile streams one file into the store in one transaction: a file
-// that fails to parse part-way stores nothing.
-func importFile(c *cobra.Command, st *store.Store, path string, fm importer.Format, host string, runID int64) error {
+// that fails to parse part-way stores nothing. A file whose content the
+// store already holds is skipped with a sentence (ok false): imported
+// twice, every sample would count twice.
+func importFile(c *cobra.Command, st *store.Store, path string, fm importer.Format, host string, runID int64, dest string) (ok bool, err error) {
 	fh, err := regularfile.Open(path)
 	if err != nil {
-		return fmt.Errorf("cannot import %s: %w", path, err)
+		return false, fmt.Errorf("cannot import %s: %w", path, err)
 	}
 	defer fh.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, fh); err != nil {
+		return false, fmt.Errorf("cannot import %s: %w", path, err)
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return false, fmt.Errorf("cannot import %s: %w", path, err)
+	}
+	sum256 := hex.EncodeToString(h.Sum(nil))
+	if before, found, err := st.FindImport(sum256); err != nil {
+		return false, err
+	} else if found {
+		fmt.Fprintf(c.ErrOrStderr(), "skipped %s: %s already holds its content (imported as %s on %s, %d samples); importing it again would count every sample twice\n",
+			path, dest, before.Name, before.At.Format(time.RFC3339), before.Samples)
+		return false, nil
+	}
 	if fm == "" {
-		f, ok, err := importer.Sniff(path, fh)
+		f, known, err := importer.Sniff(path, fh)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if !ok {
-			return fmt.Errorf("%s: cannot tell its format; give --format (%s)", path, formatList())
+		if !known {
+			return false, fmt.Errorf("%s: cannot tell its format; give --format (%s)", path, formatList())
 		}
 		fm = f
 	}
 	var sum importer.Summary
-	err = st.AddSampleStream(runID, func(add func([]monitor.Sample) error) error {
+	err = st.AddImport(runID, store.ImportedFile{SHA256: sum256, Name: filepath.Base(path)}, func(add func([]monitor.Sample) error) error {
 		var err error
 		sum, err = importer.Read(fm, filepath.Base(path), fh, importer.Options{Host: host}, add)
 		return err
 	})
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, w := range sum.Warnings {
 		fmt.Fprintf(c.ErrOrStderr(), "warning: %s\n", w)
@@ -118,7 +143,7 @@ func importFile(c *cobra.Command, st *store.Store, path string, fm importer.Form
 		fmt.Fprintf(c.ErrOrStderr(), "warning: %s: %d more warnings like these\n", path, sum.MoreWarnings)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "%s: %s\n", path, describeImport(fm, sum))
-	return nil
+	return true, nil
 }
 
 // checkImportRun refuses --run with an ID the store does not hold (which

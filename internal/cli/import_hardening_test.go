@@ -255,3 +255,37 @@ func TestImportRefusesAHostNameWithControlCharacters(t *testing.T) {
 		t.Errorf("a refused import left %s: %v", db, err)
 	}
 }
+
+// The same file imported twice stored every sample twice (issue 36): a
+// file whose content the store already holds, under any name, is skipped
+// with a sentence, and the samples are counted once; another file still
+// imports beside it.
+func TestImportSkipsAFileAlreadyImported(t *testing.T) {
+	data := "node_disk_writes_completed_total{device=\"sda\"} 100 1795429370000\n" +
+		"node_disk_writes_completed_total{device=\"sda\"} 400 1795429380000\n"
+	in := importInput(t, "a.prom", data)
+	db := filepath.Join(t.TempDir(), "new.db")
+	if _, errOut, code := headroom(t, "import", in, db); code != 0 {
+		t.Fatalf("first import: exit %d, %s", code, errOut)
+	}
+	once := importedSamples(t, db, "disk:sda")
+	copyOf := importInput(t, "copy.prom", data)
+	other := importInput(t, "b.prom", "node_disk_writes_completed_total{device=\"sda\"} 400 1795429380000\n"+
+		"node_disk_writes_completed_total{device=\"sda\"} 700 1795429390000\n")
+	out, errOut, code := headroom(t, "import", in, copyOf, other, db)
+	if code != 0 {
+		t.Fatalf("second import: exit %d, %s", code, errOut)
+	}
+	for _, f := range []string{in, copyOf} {
+		if !strings.Contains(errOut, "skipped "+f+": "+db+" already holds its content (imported as a.prom on ") ||
+			!strings.Contains(errOut, "importing it again would count every sample twice") {
+			t.Errorf("no skip sentence for %s: %q", f, errOut)
+		}
+	}
+	if !strings.Contains(out, other+": ") {
+		t.Errorf("the other file was not imported: %q", out)
+	}
+	if got := importedSamples(t, db, "disk:sda"); once == 0 || got != 2*once {
+		t.Errorf("%d samples after importing a.prom once and b.prom once (a.prom alone: %d)", got, once)
+	}
+}

@@ -122,21 +122,7 @@ func TestAgentRefusesACoordinatorWithoutItsToken(t *testing.T) {
 // agent of the first protocol with its version forged): the coordinator's
 // proof would otherwise cover no fresh value of the agent's.
 func TestCoordinatorRefusesAHelloWithoutANonce(t *testing.T) {
-	co, err := Listen("127.0.0.1:0", testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer co.Close()
-	raw, err := net.Dial("tcp", co.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	rc := newConn(raw)
-	ch, err := rc.expect(msgChallenge)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, ch := rawSession(t)
 	_ = rc.send(Msg{Type: msgHello, Version: Version, Name: "a1", MAC: proof(testToken, roleAgent, nil, ch.Nonce, "a1")})
 	m, err := rc.recv()
 	if err != nil || m.Type != msgError || !strings.Contains(m.Error, `agent "a1"`) || !strings.Contains(m.Error, "sent no 32-byte nonce") {
@@ -159,4 +145,27 @@ func TestMutualProofAdmitsTheAgent(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Errorf("agent after bye: %v", err)
 	}
+}
+
+// rawSession starts a coordinator, connects to it without an agent's
+// side of the handshake and reads its challenge, for tests that speak the
+// protocol by hand. Both ends close when the test ends.
+func rawSession(t *testing.T) (*conn, Msg) {
+	t.Helper()
+	co, err := Listen("127.0.0.1:0", testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { co.Close() })
+	raw, err := net.Dial("tcp", co.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	rc := newConn(raw)
+	ch, err := rc.expect(msgChallenge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rc, ch
 }

@@ -112,21 +112,7 @@ func TestVersionMismatchRefused(t *testing.T) {
 	}
 
 	// A coordinator facing an agent of another version refuses it.
-	co, err := Listen("127.0.0.1:0", testToken)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer co.Close()
-	raw, err := net.Dial("tcp", co.ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	rc := newConn(raw)
-	ch, err := rc.expect(msgChallenge)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rc, ch := rawSession(t)
 	own := newNonce()
 	_ = rc.send(Msg{Type: msgHello, Version: Version + 1, Name: "old", Nonce: own, MAC: proof(testToken, roleAgent, own, ch.Nonce, "old")})
 	_, err = rc.expect(msgWelcome)

@@ -72,12 +72,13 @@ func (ex *executor) applyPromote(ctx context.Context, id int64, e infra.Event) (
 
 // writeCheckTrigger says why the run's acknowledged records are read back
 // after it ("" = they are not): the spec asks for it after every run
-// (analysis.failures.write_check), the cluster changed, or a fault hit.
+// (analysis.failures.write_check), the cluster changed (by the spec's
+// events or the controller), or a fault hit.
 func (ex *executor) writeCheckTrigger() string {
 	switch {
 	case ex.s.Analysis.Failures.WriteCheck:
 		return "spec"
-	case ex.hasNodeEvents():
+	case ex.hasNodeEvents() || ex.undo.changed:
 		return "cluster_change"
 	case slices.ContainsFunc(ex.s.Events, isFaultEvent):
 		return "fault"

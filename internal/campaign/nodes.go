@@ -37,6 +37,10 @@ type nodeUndo struct {
 	added   []string      // nodes (their hosts' names, or node names on this machine) added, in order
 	removed []removedNode // nodes taken out, in order
 	hosts   []infra.Host  // hosts brought up for added nodes
+	// changed says a node joined or left during the run, by an event or
+	// the controller, so the run's acknowledged records are read back
+	// (writecheck.go) even when the controller took its node out again.
+	changed bool
 }
 
 type removedNode struct {
@@ -59,6 +63,7 @@ func (ex *executor) applyNodeEvent(ctx context.Context, id int64, e infra.Event)
 	case actRemoveNode:
 		ch, err = ex.removeNode(ctx, ns, e)
 	}
+	ex.undo.changed = true
 	// The change's lag is counted from the event, the host's provisioning
 	// included: a new cloud node takes that long to be asked for and up.
 	ch.Requested, ch.Action = requested, e.Action

@@ -3,11 +3,14 @@ package campaign
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/infra"
+	"github.com/headroom-dev/headroom/internal/spec"
+	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/target"
 )
 
@@ -71,5 +74,52 @@ func TestAFailedAddNodeReleasesItsHost(t *testing.T) {
 	}
 	if len(ex.setup.Hosts) != 1 || ex.setup.Hosts[0].Name() != "cass" || len(ex.undo.hosts) != 0 || len(ex.undo.added) != 0 {
 		t.Errorf("after the failed add: hosts %v, undo %+v; want only cass and nothing to undo", ex.setup.Hosts, ex.undo)
+	}
+}
+
+// joiningCluster is a cluster on this machine whose nodes join and leave.
+type joiningCluster struct{ target.Target }
+
+func (joiningCluster) Nodes() []deploy.Node { return []deploy.Node{{Name: "node1"}} }
+func (joiningCluster) AddNode(context.Context, string) (deploy.NodeChange, error) {
+	return deploy.NodeChange{Node: "node2"}, nil
+}
+func (joiningCluster) RemoveNode(context.Context, string) (deploy.NodeChange, error) {
+	return deploy.NodeChange{Node: "node2"}, nil
+}
+
+// A run whose cluster the controller changed has its acknowledged records
+// read back like one whose spec's events changed it, even when the
+// controller took its node out again before the run ended: the records
+// had to survive the join and the leave (docs/failures.md). A run the
+// controller left alone is not checked.
+func TestAControllersNodeChangeTriggersTheWriteCheck(t *testing.T) {
+	st, err := store.Create(filepath.Join(t.TempDir(), "r.db"), store.Campaign{Name: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id, err := st.StartRun(store.Run{Treatment: "t", Model: "open", Level: 100, Repetition: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := &executor{s: &spec.Spec{Controller: &spec.Controller{}}, st: st, tgt: joiningCluster{}, setup: &Setup{}, hostMonOf: map[string]infra.Monitor{}}
+	if got := ex.writeCheckTrigger(); got != "" {
+		t.Fatalf("before any change: trigger %q, want none", got)
+	}
+	ctx := context.Background()
+	for _, a := range []string{actAddNode, actRemoveNode} {
+		if _, err := ex.applyNodeEvent(ctx, id, infra.Event{Action: a}); err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+	}
+	if got := ex.writeCheckTrigger(); got != "cluster_change" {
+		t.Errorf("after the controller's add and remove: trigger %q, want cluster_change", got)
+	}
+	if err := ex.undoNodes(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := ex.writeCheckTrigger(); got != "" {
+		t.Errorf("the next run, which changed nothing: trigger %q, want none", got)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // campaign without treatments): its load model and SLO as the treatment
 // had them, and for every plan slot its completed run
 // (results.CompletedRuns) with the run's measured-phase intervals folded
-// as they stream from the store (Folder), the resource summary and the
+// as they stream from the store (Folder, at most MaxPoints points), the resource summary and the
 // server timings of its measured window. It also
 // returns how many of the treatment's runs did not complete (interrupted,
 // failed or still running); they are left out.
@@ -38,6 +38,7 @@ func runData(r *results.Results, runs []results.Run, slo *SLO) ([]RunData, error
 	out := make([]RunData, 0, len(runs))
 	for _, run := range runs {
 		f := NewFolder(run, slo)
+		f.BoundPoints(MaxPoints)
 		if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
 			f.Add(iv)
 			return nil

@@ -35,8 +35,11 @@ type RunData struct {
 	Hists map[string]*hdrhistogram.Histogram
 	// Offered counts each type's offered requests (succeeded, failed or
 	// dropped), and "all" every type's.
-	Offered   map[string]int64
-	Points    []Point // the measured phase interval by interval
+	Offered map[string]int64
+	Points  []Point // the measured phase interval by interval, or in at most MaxPoints buckets (Folder.BoundPoints)
+	// Outside counts intervals a bounded fold left out of Points because
+	// their start lies outside the measured phase (a damaged store).
+	Outside   int
 	Resources []resources.Host
 	Server    []store.ServerInterval // server-side timings of the measured window, when the target reports them
 }

@@ -103,7 +103,7 @@ func (c *canvas) text(x, y float64, s, anchor, extra string) {
 }
 
 // polyline draws connected points as one path.
-func (c *canvas) polyline(xs, ys []float64, stroke string, dash string) {
+func (c *canvas) polyline(xs, ys []float64, stroke string, dash string, width float64) {
 	var d strings.Builder
 	for i := range xs {
 		if i == 0 {
@@ -113,7 +113,7 @@ func (c *canvas) polyline(xs, ys []float64, stroke string, dash string) {
 		}
 		d.WriteString(num(xs[i]) + " " + num(ys[i]))
 	}
-	fmt.Fprintf(&c.b, `<path d="%s" fill="none" stroke="%s" stroke-width="2"%s/>`+"\n", d.String(), stroke, dashAttr(dash))
+	fmt.Fprintf(&c.b, `<path d="%s" fill="none" stroke="%s" stroke-width="%s"%s/>`+"\n", d.String(), stroke, num(width), dashAttr(dash))
 }
 
 // frame is the plot area.

@@ -56,8 +56,11 @@ type Line struct {
 
 // Series is one named line.
 type Series struct {
-	Name   string  `json:"name"`
-	Dashed bool    `json:"dashed,omitempty"` // a reference (e.g. offered load), not a measurement
+	Name   string `json:"name"`
+	Dashed bool   `json:"dashed,omitempty"` // a reference (e.g. offered load), not a measurement
+	// Thin marks an envelope of the series before it (a bucket's lowest or
+	// highest interval): drawn thin in that series' colour, without markers.
+	Thin   bool    `json:"thin,omitempty"`
 	Points []Point `json:"points"`
 }
 

@@ -12,7 +12,7 @@ const shadeColor = "#D55E00"
 func drawLine(cv *canvas, l *Line) {
 	var items []legendItem
 	for i, s := range l.Series {
-		color, dashed := seriesColor(i)
+		color, dashed := seriesColor(colorIndex(l.Series, i))
 		kind := "line"
 		if s.Dashed || dashed {
 			kind = "dash"
@@ -93,11 +93,28 @@ func drawLine(cv *canvas, l *Line) {
 	}
 }
 
+// colorIndex is the colour of series i: its own, or for a thin envelope
+// that of the series it belongs to (the last one before it that is not
+// thin).
+func colorIndex(ss []Series, i int) int {
+	n := -1
+	for j := 0; j <= i; j++ {
+		if !ss[j].Thin || n < 0 {
+			n++
+		}
+	}
+	return n
+}
+
 func drawSeries(cv *canvas, f frame, sx, sy scale, l *Line, s Series, i int) {
-	color, dashed := seriesColor(i)
+	color, dashed := seriesColor(colorIndex(l.Series, i))
 	dash := ""
 	if s.Dashed || dashed {
 		dash = "5 3"
+	}
+	width := 2.0
+	if s.Thin {
+		width = 0.8
 	}
 	usable := func(p Point) bool { return p.Y.Defined() && (!l.Y.Log || p.Y > 0) }
 	// Lines break at undefined values: a gap is a gap, not a straight
@@ -105,7 +122,7 @@ func drawSeries(cv *canvas, f frame, sx, sy scale, l *Line, s Series, i int) {
 	var px, py []float64
 	flush := func() {
 		if len(px) > 1 {
-			cv.polyline(px, py, color, dash)
+			cv.polyline(px, py, color, dash, width)
 		}
 		px, py = px[:0], py[:0]
 	}
@@ -136,7 +153,7 @@ func drawSeries(cv *canvas, f frame, sx, sy scale, l *Line, s Series, i int) {
 			continue
 		}
 		isolated := (j == 0 || !usable(s.Points[j-1])) && (j == len(s.Points)-1 || !usable(s.Points[j+1]))
-		if len(s.Points) > markersUpTo && !isolated {
+		if (s.Thin || len(s.Points) > markersUpTo) && !isolated {
 			continue
 		}
 		t := s.Name + ": " + withUnit(p.X, l.X.Unit) + " → " + withUnit(float64(p.Y), l.Y.Unit)

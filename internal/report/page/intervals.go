@@ -15,37 +15,49 @@ import (
 	"github.com/headroom-dev/headroom/internal/store"
 )
 
-// runSeries is one completed run's measured phase, interval by interval.
-// Times are seconds from the start of the measured phase.
+// runSeries is one completed run's measured phase, interval by interval,
+// or bucket by bucket when the run has more intervals than a chart shows
+// (levels.MaxPoints). Times are seconds from the start of the measured
+// phase.
 type runSeries struct {
-	run    store.Run
-	at     []float64                // start of each interval
-	tput   []float64                // successful requests per second
-	p99    []float64                // µs; NaN when nothing succeeded
-	breach []bool                   // the SLO rule failed in the interval
-	ivSecs float64                  // interval length
-	cpu    map[string][]chart.Point // host -> util_pct of the whole host
-	disk   map[string][]chart.Point // host -> read + write ops/s summed over its disks
+	run     store.Run
+	at      []float64 // start of each interval or bucket
+	tput    []float64 // successful requests per second
+	p99     []float64 // µs, of the point's requests together; NaN when nothing succeeded
+	breach  []bool    // an interval of the point missed the SLO
+	missed  []int     // how many of its intervals missed the SLO
+	n       []int     // how many intervals it merges
+	minTput []float64 // the lowest and highest interval throughput in it
+	maxTput []float64
+	maxP99  []float64 // the highest interval p99 in it, µs
+	ivSecs  float64   // the longest point's length: the interval, or the bucket's span
+	// bucketed says some point merges several intervals.
+	bucketed bool
+	outside  int                      // intervals left out: their start lies outside the measured phase
+	peaked   bool                     // cpu or disk holds the highest sample of each part of the run (peaks)
+	cpu      map[string][]chart.Point // host -> util_pct of the whole host
+	disk     map[string][]chart.Point // host -> read + write ops/s summed over its disks
 }
 
 // seriesOf lays out a run's folded intervals (levels.Point, one per
-// interval with its operation types merged) as series. Intervals shorter
-// than half of nominal (the partial one the engine may write when the
-// measured phase ends mid-interval) are left out: a rate over a few
-// milliseconds is noise beside whole intervals. It returns how many it
-// left out. The SLO rule of the load response (levels), applied to one
-// interval, is that fewer than Percentile % of the offered requests
-// (completed, failed or dropped) succeeded within the threshold; the fold
-// judged each interval against the treatment's SLO, which slo is.
-func seriesOf(rd levels.RunData, slo *levels.SLO, nominal time.Duration) (runSeries, int) {
-	rs := runSeries{run: rd.Run}
+// interval or per bucket of intervals, with its operation types merged)
+// as series. Intervals shorter than half of nominal (the partial one the
+// engine may write when the measured phase ends mid-interval) are left
+// out: a rate over a few milliseconds is noise beside whole intervals. It
+// returns how many it left out. The SLO rule of the load response
+// (levels), applied to one interval, is that fewer than Percentile % of
+// the offered requests (completed, failed or dropped) succeeded within
+// the threshold; the fold judged each interval against the treatment's
+// SLO and counted those that missed it.
+func seriesOf(rd levels.RunData, nominal time.Duration) (runSeries, int) {
+	rs := runSeries{run: rd.Run, outside: rd.Outside}
 	short := 0
 	origin := rd.Run.Summary.MeasureStart
 	if origin.IsZero() && len(rd.Points) > 0 {
 		origin = rd.Points[0].Start
 	}
 	for _, p := range rd.Points {
-		if p.Duration < nominal/2 {
+		if p.Intervals <= 1 && p.Duration < nominal/2 {
 			short++
 			continue
 		}
@@ -55,8 +67,10 @@ func seriesOf(rd levels.RunData, slo *levels.SLO, nominal time.Duration) (runSer
 			tput = float64(p.Count) / p.Duration.Seconds()
 		}
 		rs.tput, rs.p99 = append(rs.tput, tput), append(rs.p99, p.P99)
-		rs.breach = append(rs.breach, slo != nil && !math.IsNaN(p.Within) && p.Within < slo.Percentile/100)
+		rs.breach, rs.missed, rs.n = append(rs.breach, p.Missed > 0), append(rs.missed, p.Missed), append(rs.n, max(p.Intervals, 1))
+		rs.minTput, rs.maxTput, rs.maxP99 = append(rs.minTput, p.MinRate), append(rs.maxTput, p.MaxRate), append(rs.maxP99, p.MaxP99)
 		rs.ivSecs = math.Max(rs.ivSecs, p.Duration.Seconds())
+		rs.bucketed = rs.bucketed || p.Intervals > 1
 	}
 	return rs, short
 }
@@ -112,7 +126,39 @@ func (rs *runSeries) addSamples(r *results.Results) error {
 		x := time.Unix(0, k.at).Sub(from).Seconds()
 		rs.disk[k.host] = append(rs.disk[k.host], chart.Point{X: x, Y: chart.Num(ops[k])})
 	}
+	for _, m := range []map[string][]chart.Point{rs.cpu, rs.disk} {
+		for h, pts := range m {
+			m[h] = peaks(pts, to.Sub(from).Seconds(), levels.MaxPoints)
+			rs.peaked = rs.peaked || len(m[h]) < len(pts)
+		}
+	}
 	return nil
+}
+
+// peaks bounds a host's samples over a window of span seconds to at most
+// n points: when there are more, each point is the highest sample of an
+// equal part of the window, so that a resource's saturation stays visible
+// however long the run.
+func peaks(pts []chart.Point, span float64, n int) []chart.Point {
+	if len(pts) <= n || !(span > 0) {
+		return pts
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].X < pts[j].X })
+	w := span / float64(n)
+	out := pts[:0:0]
+	last := math.NaN()
+	for _, p := range pts {
+		b := math.Floor(p.X / w)
+		if k := len(out) - 1; k >= 0 && b == last {
+			if p.Y.Defined() && (!out[k].Y.Defined() || p.Y > out[k].Y) {
+				out[k].Y = p.Y
+			}
+			continue
+		}
+		last = b
+		out = append(out, chart.Point{X: b * w, Y: p.Y})
+	}
+	return out
 }
 
 func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, set setting) (Section, error) {
@@ -126,10 +172,16 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 		}
 	}
 	byLevel := map[int][]runSeries{}
-	short := 0
+	short, outside, bucketed := 0, 0, false
+	span := nominal.Seconds()
 	for _, rd := range in.Runs {
-		rs, n := seriesOf(rd, set.slo, nominal)
+		rs, n := seriesOf(rd, nominal)
 		short += n
+		outside += rs.outside
+		if rs.bucketed {
+			bucketed = true
+			span = math.Max(span, rs.ivSecs)
+		}
 		if err := rs.addSamples(r); err != nil {
 			return sec, err
 		}
@@ -142,14 +194,23 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 		sec.Summary = "No run completed, so there are no intervals to show."
 		return sec, nil
 	}
-	ivSecs := nominal.Seconds()
+	ivSecs := span
 	evs, err := r.Events(-1)
 	if err != nil {
 		return sec, err
 	}
-	src := fmt.Sprintf("every interval of the measured phase of %s, %s intervals", format.Plural(len(in.Runs), "completed run"), format.Seconds(ivSecs))
+	src := fmt.Sprintf("every interval of the measured phase of %s, %s intervals", format.Plural(len(in.Runs), "completed run"), format.Seconds(nominal.Seconds()))
+	if bucketed {
+		// Seed-digest §1: a bucket's p99 is F^-1(0.99) of its requests
+		// together, from its intervals' histograms merged.
+		src = fmt.Sprintf("the measured phase of %s in at most %s buckets per run of %s each (%s intervals merged: a bucket's throughput is its requests over its time, its p99 that of its requests together; the thin lines are its lowest and highest interval)",
+			format.Plural(len(in.Runs), "completed run"), format.Num(levels.MaxPoints), format.Seconds(span), format.Seconds(nominal.Seconds()))
+	}
 	if short > 0 {
 		src += fmt.Sprintf(" (%s shorter than half an interval, at the end of a run, left out)", format.Plural(short, "partial interval"))
+	}
+	if outside > 0 {
+		src += fmt.Sprintf(" (%s whose start lies outside its run's measured phase left out: the store's times are damaged)", format.Plural(outside, "interval"))
 	}
 	sec.Summary = intervalFinding(sum, byLevel, set)
 	sec.Blocks = append(sec.Blocks, Block{Chart: throughputBoxes(sum, byLevel, set, src)})
@@ -161,6 +222,10 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 		name := fmt.Sprintf("Level %d/%d, %s", i+1, len(sum.Levels), format.LoadText(set.model, l.Level))
 		lsrc := fmt.Sprintf("each whole interval of the measured phase of %s at %s, %s intervals; time from the start of each run's measured phase",
 			format.Plural(len(rss), "completed run"), format.LoadText(set.model, l.Level), format.Seconds(ivSecs))
+		if bucketed {
+			lsrc = fmt.Sprintf("the measured phase of %s at %s in buckets of %s (several %s intervals each; thin lines: each bucket's lowest and highest interval); time from the start of each run's measured phase",
+				format.Plural(len(rss), "completed run"), format.LoadText(set.model, l.Level), format.Seconds(ivSecs), format.Seconds(nominal.Seconds()))
+		}
 		rules := eventRules(evs, rss)
 		sec.Blocks = append(sec.Blocks, Block{Chart: levelThroughput(i, name, l, rss, rules, set, lsrc)})
 		sec.Blocks = append(sec.Blocks, Block{Chart: levelP99(i, name, rss, rules, set, lsrc)})
@@ -190,11 +255,9 @@ func intervalFinding(sum levels.Summary, byLevel map[int][]runSeries, set settin
 		m := 0
 		for _, rs := range byLevel[l.Index] {
 			xs = append(xs, rs.tput...)
-			for _, br := range rs.breach {
-				total++
-				if br {
-					m++
-				}
+			for j := range rs.n {
+				total += rs.n[j]
+				m += rs.missed[j]
 			}
 		}
 		if m > 0 {
@@ -316,6 +379,9 @@ func levelThroughput(i int, name string, l levels.Level, rss []runSeries, rules 
 			s.Points = append(s.Points, chart.Point{X: at, Y: chart.Num(rs.tput[j])})
 		}
 		line.Series = append(line.Series, s)
+		if rs.bucketed {
+			line.Series = append(line.Series, extremes(rs, repName(rs)+" lowest interval", rs.minTput, 1), extremes(rs, repName(rs)+" highest interval", rs.maxTput, 1))
+		}
 	}
 	if set.model == "open" && len(rss) > 0 && len(rss[0].at) > 0 {
 		first, last := rss[0].at[0], rss[0].at[len(rss[0].at)-1]
@@ -325,14 +391,27 @@ func levelThroughput(i int, name string, l levels.Level, rss []runSeries, rules 
 	return &chart.Chart{ID: fmt.Sprintf("level%d-throughput", i+1), Title: name + ": throughput per interval", Source: src, Line: line}
 }
 
+// extremes is a bucketed run's lowest or highest interval values, ys
+// divided by div, as a thin series beside the buckets' own.
+func extremes(rs runSeries, name string, ys []float64, div float64) chart.Series {
+	s := chart.Series{Name: name, Thin: true}
+	for j, at := range rs.at {
+		s.Points = append(s.Points, chart.Point{X: at, Y: chart.Num(ys[j] / div)})
+	}
+	return s
+}
+
 func levelP99(i int, name string, rss []runSeries, rules []chart.Rule, set setting, src string) *chart.Chart {
 	maxUS := 0.0
 	var all []float64
 	for _, rs := range rss {
-		for _, v := range rs.p99 {
+		for j, v := range rs.p99 {
 			if !math.IsNaN(v) {
 				maxUS = math.Max(maxUS, v)
 				all = append(all, v)
+			}
+			if rs.bucketed && !math.IsNaN(rs.maxP99[j]) {
+				maxUS = math.Max(maxUS, rs.maxP99[j])
 			}
 		}
 	}
@@ -350,6 +429,9 @@ func levelP99(i int, name string, rss []runSeries, rules []chart.Rule, set setti
 			s.Points = append(s.Points, chart.Point{X: at, Y: chart.Num(rs.p99[j] / div)})
 		}
 		line.Series = append(line.Series, s)
+		if rs.bucketed {
+			line.Series = append(line.Series, extremes(rs, repName(rs)+" highest interval p99", rs.maxP99, div))
+		}
 		// Consecutive intervals that missed the SLO form one shaded period.
 		for j := 0; j < len(rs.breach); j++ {
 			if !rs.breach[j] {
@@ -406,6 +488,12 @@ func levelResource(i int, name string, rss []runSeries, rules []chart.Rule, src,
 		line.Y = chart.Axis{Label: "disk operations", Unit: "ops/s", Min: chart.At(0)}
 		c.Title = name + ": disk operations per interval"
 		c.Source = src + "; reads + writes per second summed over each host's sampled disks"
+	}
+	for _, rs := range rss {
+		if rs.peaked {
+			c.Source += fmt.Sprintf("; a run too long to draw sample by sample is cut into %s equal stretches, each drawn as its highest sample", format.Num(levels.MaxPoints))
+			break
+		}
 	}
 	for _, h := range names {
 		for _, rs := range rss {

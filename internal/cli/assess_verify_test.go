@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,13 +130,22 @@ phases: {warmup: 3s, measure: 8s}
 monitor: {processes: []}
 treatments: [{name: one-app}]
 output: ` + dir + "\n"
-	v, _, _ := verifyScaleOut(t, path, src, "one-app", "app",
+	v, _, db := verifyScaleOut(t, path, src, "one-app", "app",
 		"adding treatment one-app-nodes-2", "scale app out from 1 to 2 nodes", "app has the most vCPUs the catalog offers (4)", "most pressed node of app")
 	if v.Before.Host != "app" || !strings.HasPrefix(v.After.Host, "app") || v.After.Host == "app" {
 		t.Errorf("compared nodes %q and %q, want app and one of app1, app2", v.Before.Host, v.After.Host)
 	}
 	if !v.Before.StillPressed || !(v.After.MeanSLP < 0.95*v.Before.MeanSLP) || !(v.After.Throughput > 1.3*v.Before.Throughput) {
 		t.Errorf("before %+v after %+v: want the pressure persistent before, lower after, and throughput up by 30%%", v.Before, v.After)
+	}
+	// A second --verify runs nothing: the change is already measured, and
+	// the added treatment's own recommendation is a note, not another run.
+	out, _, code := headroom(t, "assess", "--verify", "-q", filepath.Dir(db))
+	if code != 0 || !strings.Contains(out, "already measured by treatment one-app-nodes-2") || strings.Contains(out, "adding treatment") {
+		t.Errorf("second --verify: exit %d\n%s", code, out)
+	}
+	if v.After.StillPressed && !strings.Contains(out, "one-app-nodes-2: an earlier assess --verify added it") {
+		t.Errorf("second --verify does not say why the still-pressed one-app-nodes-2 is not scaled out again:\n%s", out)
 	}
 }
 
@@ -191,93 +199,4 @@ func runThenVerify(t *testing.T, path string) (db, out string) {
 		t.Fatalf("assess --verify: exit %d\n%s\n%s", code, out, errOut)
 	}
 	return m[1], out
-}
-
-// assess --verify scales a managed Cassandra cluster out (the designed
-// cause): one node on an xlarge host (the catalog's largest type) at a
-// quarter of its vCPUs, under 7000 req/s of reads, holds its CPU at the
-// limit. The offered rate is above what two such nodes serve, so that
-// neither side is capped by the offered load (at 900 req/s the two nodes
-// once were, at 952 ok/s; at 1800 req/s on the fast machine of
-// 2026-12-03, at 1828). The verifying treatment sets lab.hosts[0].count
-// and target.managed.cluster.nodes to 2 together. No level meets the SLO
-// on either side, so the two are compared on their achieved throughput,
-// and the verdict must follow from what was measured.
-//
-// How much a second node adds is Cassandra's, not Headroom's, and a JVM
-// at a quarter of a core is not a steady server: one node served 280 to
-// 714 req/s from run to run on a slow day of the development machine, and
-// 1281 to 3189 on the fast one, where two fresh nodes served from 0.86 to
-// 2.06 times what one fresh node did (15-60 s of warm-up; both JVMs were
-// still compiling, and a second repetition minutes later ran 17% and 37%
-// faster). So the test asks for no particular gain; it logs it. A second
-// --verify runs nothing: the added treatment's own recommendation (4
-// nodes) is a note, not another cluster.
-func TestAssessVerifyCassandraScaleOutOnLab(t *testing.T) {
-	labtest.NeedCassandra(t)
-	dir := labtest.SearchableDir(t)
-	path := filepath.Join(dir, "cass-scale-out.yaml")
-	src := `name: verify-cassandra
-seed: 7
-lab:
-  name: verify-cass
-  populate_unthrottled: true
-  hosts:
-    - {name: cass, count: 1, type: xlarge, vcpus: 0.25}
-target:
-  type: cassandra
-  consistency: ONE
-  managed:
-    cluster: {nodes: 1, hosts: cass, replication_factor: 1}
-workload: {ycsb: c, record_count: 2000, field_count: 4, field_length: 50, request_distribution: uniform}
-load: {model: open, arrival: poisson, rates: [7000], max_in_flight: 256, timeout: 5s, drop_after: 500ms}
-phases: {warmup: 15s, measure: 10s}
-slo: {percentile: 99, threshold: 50ms}
-monitor: {processes: []}
-treatments: [{name: one-node}]
-output: ` + dir + "\n"
-	v, r, db := verifyScaleOut(t, path, src, "one-node", "cass",
-		"adding treatment one-node-nodes-2", "scale cass out from 1 to 2 nodes", "cass has the most vCPUs the catalog offers (4)", "achieved throughput (req/s)")
-	if !v.Achieved || !v.Before.StillPressed {
-		t.Errorf("verdict %+v: want both sides on achieved throughput and the node pressed before", v)
-	}
-	// The verdict from what was measured: each side's throughput is its
-	// run's, the second xlarge doubles the lab's price, so a req/s costs
-	// less, and the change paid, exactly when throughput more than doubled.
-	for _, side := range []campaign.Side{v.Before, v.After} {
-		runs := r.CompletedRuns(side.Treatment)
-		if len(runs) != 1 || math.Abs(runs[0].Summary.Throughput-side.Throughput) > 0.05 {
-			t.Errorf("%s: verdict throughput %.1f, runs %+v", side.Treatment, side.Throughput, runs)
-		}
-	}
-	t.Logf("two nodes served %.2f times what one did", v.After.Throughput/v.Before.Throughput)
-	monthly := func(s campaign.Side) float64 { return s.PerReqPerS * s.Throughput }
-	if m := monthly(v.After) / monthly(v.Before); math.Abs(m-2) > 1e-6 {
-		t.Errorf("the two-node lab costs %.4f times the one-node lab, want 2", m)
-	}
-	if paid := v.After.Throughput > 2*v.Before.Throughput; v.Paid != paid || strings.HasPrefix(v.Text, "the recommendation paid") != paid {
-		t.Errorf("verdict paid %v (%q); throughput %.1f -> %.1f at twice the price says %v", v.Paid, v.Text, v.Before.Throughput, v.After.Throughput, paid)
-	}
-	if !strings.HasPrefix(v.After.Host, "cass") || v.After.Host == "cass" {
-		t.Errorf("after the scale-out the most pressed node is %q, want cass1 or cass2", v.After.Host)
-	}
-	var set map[string]string
-	for _, tr := range r.Treatments() {
-		if tr.Name == "one-node-nodes-2" {
-			set = map[string]string{}
-			for _, x := range tr.Set {
-				set[x.Path] = x.Value
-			}
-		}
-	}
-	if set["lab.hosts[0].count"] != "2" || set["target.managed.cluster.nodes"] != "2" {
-		t.Errorf("the verifying treatment's settings %v", set)
-	}
-	out, _, code := headroom(t, "assess", "--verify", "-q", filepath.Dir(db))
-	if code != 0 || !strings.Contains(out, "already measured by treatment one-node-nodes-2") || strings.Contains(out, "adding treatment") {
-		t.Errorf("second --verify: exit %d\n%s", code, out)
-	}
-	if v.After.StillPressed && !strings.Contains(out, "one-node-nodes-2: an earlier assess --verify added it") {
-		t.Errorf("second --verify does not say why the still-pressed one-node-nodes-2 is not scaled out again:\n%s", out)
-	}
 }

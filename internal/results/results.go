@@ -47,6 +47,7 @@ type Results struct {
 	// written before the fact tables), with what could not be read.
 	legacy     bool
 	legacyNote string
+	memo       memo // analyses computed once over this snapshot (Memo)
 }
 
 // Open opens the results database at path and reads it. Close closes it.

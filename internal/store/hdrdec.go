@@ -183,3 +183,31 @@ func (l hdrLayout) valueAt(idx int64) int64 {
 	}
 	return sub << (uint(bucket) + l.unitMag)
 }
+
+// CountAtMost is how many of the interval's values lie in buckets wholly
+// at or below limit (a bucket's highest equivalent value at most limit):
+// what an SLO threshold counts as within. For an interval from
+// Store.EachInterval it reads the non-zero buckets the decoder saw; for
+// another it walks the histogram.
+func (iv *Interval) CountAtMost(limit int64) int64 {
+	if iv.Hist == nil {
+		return 0
+	}
+	var n int64
+	if iv.sparse != nil && iv.Hist.SignificantFigures() == HistSigFigs && iv.Hist.LowestTrackableValue() == HistLowestMicros {
+		for _, p := range iv.sparse {
+			// v's bucket ends at or below limit exactly when limit+1 is
+			// not in it (v ≤ limit, and a bucket is a range of values).
+			if p.v <= limit && !iv.Hist.ValuesAreEquivalent(p.v, limit+1) {
+				n += p.c
+			}
+		}
+		return n
+	}
+	for _, b := range iv.Hist.Distribution() {
+		if b.Count > 0 && b.To <= limit {
+			n += b.Count
+		}
+	}
+	return n
+}

@@ -163,3 +163,66 @@ func TestMergeIntoAgreesWithTheLibrary(t *testing.T) {
 		t.Errorf("in-memory interval: dropped %d", d)
 	}
 }
+
+// CountAtMost counts what a walk over the histogram's buckets counts as
+// wholly at or below a limit, from the decoder's buckets for intervals
+// EachInterval reads: at limits on, just below and just above bucket
+// edges, and at the extremes.
+func TestCountAtMostAgreesWithTheBuckets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	st, err := Create(t.TempDir()+"/results.db", Campaign{Name: "c", SpecYAML: "name: c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id, err := st.StartRun(Run{Model: "open", Level: 1, Repetition: 1, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ivs []Interval
+	for i := range 20 {
+		h := NewHistogram()
+		for range rng.IntN(2000) {
+			_ = h.RecordValue(1 + int64(rng.ExpFloat64()*20000))
+		}
+		ivs = append(ivs, Interval{RunID: id, Phase: "measure", Op: "read", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Count: h.TotalCount(), Hist: h})
+	}
+	if err := st.AddIntervals(ivs); err != nil {
+		t.Fatal(err)
+	}
+	walk := func(dist []hdrhistogram.Bar, limit int64) (n int64) {
+		for _, b := range dist {
+			if b.Count > 0 && b.To <= limit {
+				n += b.Count
+			}
+		}
+		return n
+	}
+	checked := 0
+	if err := st.EachInterval(id, "measure", func(iv *Interval) error {
+		limits := []int64{0, 1, 1 << 40}
+		dist := iv.Hist.Distribution()
+		for _, b := range dist {
+			if b.Count > 0 {
+				limits = append(limits, b.From-1, b.From, b.To-1, b.To, b.To+1)
+			}
+		}
+		for _, l := range limits {
+			if got, want := iv.CountAtMost(l), walk(dist, l); got != want {
+				t.Fatalf("interval at %v, limit %d µs: %d within, the buckets say %d", iv.Start, l, got, want)
+			}
+			checked++
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if checked < 1000 {
+		t.Fatalf("only %d limits checked", checked)
+	}
+	// An interval built in memory counts through its histogram.
+	if got, want := ivs[3].CountAtMost(5000), walk(ivs[3].Hist.Distribution(), 5000); got != want {
+		t.Errorf("in-memory interval: %d within 5 ms, the buckets say %d", got, want)
+	}
+}

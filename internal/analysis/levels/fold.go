@@ -57,7 +57,7 @@ type Folder struct {
 	// start time adds to it.
 	cur        Point
 	curAll     *hdrhistogram.Histogram // reused: the interval's types merged
-	curSLO     *hdrhistogram.Histogram // reused: the SLO operation's rows
+	curWithin  int64                   // the SLO operation's requests within its threshold
 	curOffered int64                   // the SLO operation's offered requests
 	open       bool
 	// Bounded folds only (max > 0): intervals go into buckets of span
@@ -66,7 +66,6 @@ type Folder struct {
 	span   time.Duration
 	bucket *bucket
 	bAll   *hdrhistogram.Histogram // reused: the bucket's intervals merged
-	bSLO   *hdrhistogram.Histogram
 	// inBucket says the open interval goes into f.bucket (false: it
 	// lies outside the measured phase and is only counted).
 	inBucket bool
@@ -77,6 +76,7 @@ type Folder struct {
 type bucket struct {
 	index      int64
 	p          Point
+	sloWithin  int64
 	sloOffered int64
 }
 
@@ -84,7 +84,7 @@ type bucket struct {
 // (nil: none).
 func NewFolder(run store.Run, slo *SLO) *Folder {
 	return &Folder{rd: RunData{Run: run, Hists: map[string]*hdrhistogram.Histogram{}, Offered: map[string]int64{}}, slo: slo,
-		curAll: store.NewHistogram(), curSLO: store.NewHistogram()}
+		curAll: store.NewHistogram()}
 }
 
 // Add folds one interval row (one operation type of one interval). Rows
@@ -97,8 +97,7 @@ func (f *Folder) Add(iv *store.Interval) {
 		f.open = true
 		f.cur = Point{Start: iv.Start}
 		f.curAll.Reset()
-		f.curSLO.Reset()
-		f.curOffered = 0
+		f.curWithin, f.curOffered = 0, 0
 		if f.max > 0 {
 			f.openBucket(iv)
 		}
@@ -124,14 +123,11 @@ func (f *Folder) Add(iv *store.Interval) {
 		}
 	}
 	if f.slo != nil && (f.slo.Op == "" || f.slo.Op == iv.Op) {
+		within := iv.CountAtMost(f.slo.Threshold.Microseconds())
+		f.curWithin += within
 		f.curOffered += offered
-		if iv.Hist != nil {
-			iv.MergeInto(f.curSLO)
-			if f.inBucket {
-				iv.MergeInto(f.bSLO)
-			}
-		}
 		if f.inBucket {
+			f.bucket.sloWithin += within
 			f.bucket.sloOffered += offered
 		}
 	}
@@ -148,7 +144,7 @@ func (f *Folder) BoundPoints(max int) {
 		max = MaxPoints
 	}
 	f.max = max
-	f.bAll, f.bSLO = store.NewHistogram(), store.NewHistogram()
+	f.bAll = store.NewHistogram()
 }
 
 func (f *Folder) closePoint() {
@@ -159,7 +155,7 @@ func (f *Folder) closePoint() {
 		p.P99 = float64(f.curAll.ValueAtQuantile(99))
 	}
 	if f.slo != nil && f.curOffered > 0 {
-		p.Within = float64(countAtMost(f.curSLO, f.slo.Threshold.Microseconds())) / float64(f.curOffered)
+		p.Within = float64(f.curWithin) / float64(f.curOffered)
 	}
 	p.MaxP99 = p.P99
 	p.MinRate, p.MaxRate = math.NaN(), math.NaN()
@@ -208,7 +204,6 @@ func (f *Folder) openBucket(iv *store.Interval) {
 		// it, so that the points stay in time order and bounded.
 		f.bucket = &bucket{index: i, p: Point{Start: iv.Start, MaxP99: math.NaN(), MinRate: math.NaN(), MaxRate: math.NaN()}}
 		f.bAll.Reset()
-		f.bSLO.Reset()
 	}
 }
 
@@ -236,7 +231,7 @@ func (f *Folder) closeBucket() {
 		p.P99 = float64(f.bAll.ValueAtQuantile(99))
 	}
 	if f.slo != nil && b.sloOffered > 0 {
-		p.Within = float64(countAtMost(f.bSLO, f.slo.Threshold.Microseconds())) / float64(b.sloOffered)
+		p.Within = float64(b.sloWithin) / float64(b.sloOffered)
 	}
 	f.rd.Points = append(f.rd.Points, p)
 }

@@ -1,6 +1,8 @@
 package levels
 
 import (
+	"slices"
+
 	"github.com/headroom-dev/headroom/internal/analysis/resources"
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/store"
@@ -14,7 +16,31 @@ import (
 // server timings of its measured window. It also
 // returns how many of the treatment's runs did not complete (interrupted,
 // failed or still running); they are left out.
+//
+// The fold is computed once per Results and treatment (results.Memo): a
+// report asks for it from several analyses. Each caller gets its own
+// Input and Runs slice; the runs' histograms and points are shared and
+// must not be changed.
 func FromResults(r *results.Results, treatment string) (Input, int, error) {
+	v, err := r.Memo("levels.FromResults\x00"+treatment, func() (any, error) {
+		in, incomplete, err := fromResults(r, treatment)
+		return memoInput{in, incomplete}, err
+	})
+	if err != nil {
+		return Input{}, 0, err
+	}
+	m := v.(memoInput)
+	in := m.in
+	in.Runs = slices.Clone(m.in.Runs)
+	return in, m.incomplete, nil
+}
+
+type memoInput struct {
+	in         Input
+	incomplete int
+}
+
+func fromResults(r *results.Results, treatment string) (Input, int, error) {
 	in := Input{Model: "open"}
 	if t, ok := r.Treatment(treatment); ok {
 		if t.Load.Model != "" {

@@ -1,0 +1,55 @@
+package results_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/results/resultstest"
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// Memo computes a key's value once per Results, keeps keys apart, and
+// does not keep a failure: the next caller computes again.
+func TestMemoComputesOncePerKey(t *testing.T) {
+	st := resultstest.Create(t, "", store.Campaign{Name: "m"})
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	get := func(key string, fail bool) (any, error) {
+		return r.Memo(key, func() (any, error) {
+			calls[key]++
+			if fail {
+				return nil, errors.New("unreadable")
+			}
+			return key + "!", nil
+		})
+	}
+	for range 3 {
+		if v, err := get("a", false); err != nil || v != "a!" {
+			t.Fatalf("a: %v, %v", v, err)
+		}
+	}
+	if v, _ := get("b", false); v != "b!" {
+		t.Fatalf("b: %v", v)
+	}
+	if _, err := get("c", true); err == nil {
+		t.Fatal("a failing computation returned no error")
+	}
+	if v, err := get("c", false); err != nil || v != "c!" {
+		t.Fatalf("c after a failure: %v, %v", v, err)
+	}
+	if calls["a"] != 1 || calls["b"] != 1 || calls["c"] != 2 {
+		t.Errorf("computations %v, want a and b once, c twice (its failure not kept)", calls)
+	}
+	// Another Results over the same store computes afresh.
+	r2, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r2.Memo("a", func() (any, error) { calls["a"]++; return 1, nil }); err != nil || calls["a"] != 2 {
+		t.Errorf("a second Results reused the first one's value (calls %d, %v)", calls["a"], err)
+	}
+}

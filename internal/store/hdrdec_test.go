@@ -115,28 +115,7 @@ func BenchmarkDecodeHist(b *testing.B) {
 // histogram itself for others, and into a narrower histogram that drops
 // what it cannot hold.
 func TestMergeIntoAgreesWithTheLibrary(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	st, err := Create(t.TempDir()+"/results.db", Campaign{Name: "m", SpecYAML: "name: m"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	id, err := st.StartRun(Run{Model: "open", Level: 1, Repetition: 1, Start: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ivs []Interval
-	for i := range 30 {
-		h := NewHistogram()
-		for range rng.IntN(3000) {
-			_ = h.RecordValue(1 + int64(rng.ExpFloat64()*5000))
-		}
-		ivs = append(ivs, Interval{RunID: id, Phase: "measure", Op: "read", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Count: h.TotalCount(), Hist: h})
-	}
-	if err := st.AddIntervals(ivs); err != nil {
-		t.Fatal(err)
-	}
+	st, id, ivs := randomIntervals(t, 5, 30, 3000, 5000)
 	mine, lib, narrow, narrowLib := NewHistogram(), NewHistogram(), hdrhistogram.New(1, 1000, 3), hdrhistogram.New(1, 1000, 3)
 	walked := 0
 	if err := st.EachInterval(id, "measure", func(iv *Interval) error {
@@ -169,28 +148,7 @@ func TestMergeIntoAgreesWithTheLibrary(t *testing.T) {
 // EachInterval reads: at limits on, just below and just above bucket
 // edges, and at the extremes.
 func TestCountAtMostAgreesWithTheBuckets(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	st, err := Create(t.TempDir()+"/results.db", Campaign{Name: "c", SpecYAML: "name: c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	id, err := st.StartRun(Run{Model: "open", Level: 1, Repetition: 1, Start: t0})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ivs []Interval
-	for i := range 20 {
-		h := NewHistogram()
-		for range rng.IntN(2000) {
-			_ = h.RecordValue(1 + int64(rng.ExpFloat64()*20000))
-		}
-		ivs = append(ivs, Interval{RunID: id, Phase: "measure", Op: "read", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Count: h.TotalCount(), Hist: h})
-	}
-	if err := st.AddIntervals(ivs); err != nil {
-		t.Fatal(err)
-	}
+	st, id, ivs := randomIntervals(t, 7, 20, 2000, 20000)
 	walk := func(dist []hdrhistogram.Bar, limit int64) (n int64) {
 		for _, b := range dist {
 			if b.Count > 0 && b.To <= limit {
@@ -225,4 +183,34 @@ func TestCountAtMostAgreesWithTheBuckets(t *testing.T) {
 	if got, want := ivs[3].CountAtMost(5000), walk(ivs[3].Hist.Distribution(), 5000); got != want {
 		t.Errorf("in-memory interval: %d within 5 ms, the buckets say %d", got, want)
 	}
+}
+
+// randomIntervals stores n one-second intervals of one run in a new store
+// (closed at the end of the test), each with up to most latencies drawn
+// from an exponential distribution of mean µs (seeded by seed).
+func randomIntervals(t *testing.T, seed uint64, n, most int, mean float64) (*Store, int64, []Interval) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	st, err := Create(t.TempDir()+"/results.db", Campaign{Name: "m", SpecYAML: "name: m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	id, err := st.StartRun(Run{Model: "open", Level: 1, Repetition: 1, Start: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ivs []Interval
+	for i := range n {
+		h := NewHistogram()
+		for range rng.IntN(most) {
+			_ = h.RecordValue(1 + int64(rng.ExpFloat64()*mean))
+		}
+		ivs = append(ivs, Interval{RunID: id, Phase: "measure", Op: "read", Start: t0.Add(time.Duration(i) * time.Second), Duration: time.Second, Count: h.TotalCount(), Hist: h})
+	}
+	if err := st.AddIntervals(ivs); err != nil {
+		t.Fatal(err)
+	}
+	return st, id, ivs
 }

@@ -104,9 +104,15 @@ func TestRunPrintsSummaryAndExports(t *testing.T) {
 		t.Fatalf("intervals.json: %d rows, %v", len(ivs), err)
 	}
 	// All tables into a directory.
-	listing, _, code := headroom(t, "export", "--out", filepath.Join(t.TempDir(), "x"), dir)
-	if code != 0 || strings.Count(listing, ".csv") != len(store.ExportTables()) {
-		t.Fatalf("export to directory: exit %d\n%s", code, listing)
+	listing, errOut, code := headroom(t, "export", "--out", filepath.Join(t.TempDir(), "x"), dir)
+	if code != 0 || strings.Count(listing, ".csv") != len(store.ExportTables()) || errOut != "" {
+		t.Fatalf("export to directory: exit %d\n%s\n%s", code, listing, errOut)
+	}
+	// Without --out the tables go beside the results database, and it says so.
+	listing, errOut, code = headroom(t, "export", dir)
+	if code != 0 || strings.Count(listing, filepath.Join(dir, "export")) != len(store.ExportTables()) ||
+		!strings.Contains(errOut, "written into "+filepath.Join(dir, "export")+", beside the results database (--out DIR") {
+		t.Fatalf("export without --out: exit %d\n%s\n%s", code, listing, errOut)
 	}
 	// The report command reprints the summary from the store alone.
 	rep, _, code := headroom(t, "report", dir)
@@ -289,6 +295,9 @@ func TestVersionAndHelp(t *testing.T) {
 	out, _, code := headroom(t, "version")
 	if code != 0 || !strings.HasPrefix(out, "headroom ") {
 		t.Fatalf("version: %d %q", code, out)
+	}
+	if flag, _, code := headroom(t, "--version"); code != 0 || flag != out {
+		t.Errorf("--version: exit %d, %q; want what version prints, %q", code, flag, out)
 	}
 	for _, sub := range []string{"run", "validate", "export", "report", "version", "targets"} {
 		out, _, code := headroom(t, sub, "--help")

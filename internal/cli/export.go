@@ -82,6 +82,9 @@ history of every run that has one (history-run<ID>.jsonl or .edn), or of
 				}
 				fmt.Fprintln(c.OutOrStdout(), file)
 			}
+			if out == "" {
+				fmt.Fprintf(c.ErrOrStderr(), "%d tables written into %s, beside the results database (--out DIR writes them elsewhere)\n", len(store.ExportTables()), dir)
+			}
 			return nil
 		},
 	}

@@ -53,6 +53,8 @@ Start with:  headroom run examples/quickstart.yaml`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.Version = versionLine()
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newProbeCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newImportCmd(), newTargetsCmd(), newLabCmd(), newEslCmd(), newAssessCmd(), newBottleneckCmd(), newPlanCmd(), newServeAppCmd(), newVersionCmd())

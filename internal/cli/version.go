@@ -15,8 +15,13 @@ func newVersionCmd() *cobra.Command {
 		Short: "Print Headroom's version",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintf(c.OutOrStdout(), "headroom %s (%s, %s/%s)\n", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintln(c.OutOrStdout(), versionLine())
 			return nil
 		},
 	}
+}
+
+// versionLine is what `headroom version` and `headroom --version` print.
+func versionLine() string {
+	return fmt.Sprintf("headroom %s (%s, %s/%s)", version.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

@@ -130,7 +130,22 @@ func Plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
 	}
-	return fmt.Sprintf("%d %ss", n, word)
+	return fmt.Sprintf("%d %s", n, plural(word))
+}
+
+// plural is the plural of an English noun, for the nouns reports count:
+// "series" stays, a noun ending in s, x, ch or sh takes "es", one ending
+// in a consonant and y takes "ies", any other an "s".
+func plural(word string) string {
+	switch {
+	case strings.HasSuffix(word, "series"):
+		return word
+	case strings.HasSuffix(word, "s"), strings.HasSuffix(word, "x"), strings.HasSuffix(word, "ch"), strings.HasSuffix(word, "sh"):
+		return word + "es"
+	case len(word) >= 2 && word[len(word)-1] == 'y' && !strings.ContainsRune("aeiou", rune(word[len(word)-2])):
+		return word[:len(word)-1] + "ies"
+	}
+	return word + "s"
 }
 
 // Capitalize upper-cases the first letter of s: an analysis' finding

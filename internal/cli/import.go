@@ -18,6 +18,7 @@ import (
 	"github.com/headroom-dev/headroom/internal/monitor"
 	"github.com/headroom-dev/headroom/internal/monitor/importer"
 	"github.com/headroom-dev/headroom/internal/regularfile"
+	"github.com/headroom-dev/headroom/internal/report/format"
 	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/version"
 )
@@ -143,7 +144,62 @@ func importFile(c *cobra.Command, st *store.Store, path string, fm importer.Form
 		fmt.Fprintf(c.ErrOrStderr(), "warning: %s: %d more warnings like these\n", path, sum.MoreWarnings)
 	}
 	fmt.Fprintf(c.OutOrStdout(), "%s: %s\n", path, describeImport(fm, sum))
+	if w, err := overlapsNoRun(st, sum, runID); err != nil {
+		return true, err
+	} else if w != "" {
+		fmt.Fprintf(c.ErrOrStderr(), "warning: %s: %s\n", path, w)
+	}
 	return true, nil
+}
+
+// overlapsNoRun says, when the store holds runs and the imported samples
+// fall in none of them (the run --run named, or any), that no analysis
+// of a run will see them: their clock or time zone is probably off.
+func overlapsNoRun(st *store.Store, sum importer.Summary, runID int64) (string, error) {
+	if sum.Samples == 0 {
+		return "", nil
+	}
+	runs, err := st.Runs()
+	if err != nil {
+		return "", err
+	}
+	var first, last time.Time
+	n := 0
+	for _, r := range runs {
+		if runID != 0 && r.ID != runID {
+			continue
+		}
+		end := r.End
+		if end.IsZero() {
+			end = r.Start
+		}
+		if r.Start.IsZero() {
+			continue
+		}
+		n++
+		if !sum.Last.Before(r.Start) && !sum.First.After(end) {
+			return "", nil
+		}
+		if first.IsZero() || r.Start.Before(first) {
+			first = r.Start
+		}
+		if end.After(last) {
+			last = end
+		}
+	}
+	if n == 0 {
+		return "", nil
+	}
+	what := "any of its " + format.Plural(n, "run")
+	if n == 1 {
+		what = "its run"
+	}
+	if runID != 0 {
+		what = fmt.Sprintf("run %d", runID)
+	}
+	return fmt.Sprintf("its samples (%s to %s) overlap no time of %s (%s to %s), so no analysis of a run will see them; check the clock or time zone the file was written with",
+		sum.First.UTC().Format(time.RFC3339), sum.Last.UTC().Format(time.RFC3339), what,
+		first.UTC().Format(time.RFC3339), last.UTC().Format(time.RFC3339)), nil
 }
 
 // checkImportRun refuses --run with an ID the store does not hold (which

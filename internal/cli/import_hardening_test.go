@@ -289,3 +289,32 @@ func TestImportSkipsAFileAlreadyImported(t *testing.T) {
 		t.Errorf("%d samples after importing a.prom once and b.prom once (a.prom alone: %d)", got, once)
 	}
 }
+
+// Samples imported into a store whose runs they do not overlap were
+// stored silently, and no analysis of a run ever saw them; import says so.
+// Samples taken during the run import without a word.
+func TestImportSaysWhenSamplesOverlapNoRun(t *testing.T) {
+	res := resultsPath(t, runQuiet(t, "testdata/null.yaml"))
+	old := filepath.Join("..", "monitor", "importer", "testdata", "iostat.json")
+	_, errOut, code := headroom(t, "import", old, res)
+	if code != 0 || !strings.Contains(errOut, "overlap no time of any of its 4 runs (") || !strings.Contains(errOut, "check the clock or time zone") {
+		t.Fatalf("samples from before the run: exit %d, %q", code, errOut)
+	}
+	st, err := store.Open(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := st.Runs()
+	st.Close()
+	if err != nil || len(runs) != 4 {
+		t.Fatalf("runs %+v, %v", runs, err)
+	}
+	at := func(d time.Duration) string { return runs[0].Start.Add(d).Format("2006-01-02T15:04:05-0700") }
+	during := importInput(t, "during.json", `{"sysstat": {"hosts": [{"nodename": "db1", "statistics": [
+ {"timestamp": "`+at(time.Second)+`", "avg-cpu": {"user": 10, "idle": 90}, "disk": []},
+ {"timestamp": "`+at(2*time.Second)+`", "avg-cpu": {"user": 12, "idle": 88}, "disk": []}]}]}}`)
+	out, errOut, code := headroom(t, "import", during, res)
+	if code != 0 || strings.Contains(errOut, "overlap no time") {
+		t.Fatalf("samples during the run: exit %d\n%s%s", code, out, errOut)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/headroom-dev/headroom/internal/deploy"
 	"github.com/headroom-dev/headroom/internal/target"
 	"github.com/headroom-dev/headroom/internal/target/registry"
 )
@@ -15,6 +16,8 @@ type fakeOptions struct {
 	JournalMode string   `yaml:"journal_mode"`
 	CacheMB     int      `yaml:"cache_mb"`
 	Busy        Duration `yaml:"busy_timeout"`
+	// Managed as every managed target has it (registry.ManagedOf).
+	Managed *deploy.Managed `yaml:"managed"`
 }
 
 func init() {

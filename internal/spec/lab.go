@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/headroom-dev/headroom/internal/lab"
+	"github.com/headroom-dev/headroom/internal/target/registry"
 )
 
 // lab checks the lab: and events: sections against the instance catalog.
@@ -32,6 +33,24 @@ func (c *checker) lab(s *Spec) {
 	if err := lab.CheckEventsWith(s.Events, hosts, cat, s.Phases.Measure.Duration); err != nil {
 		c.pathError("events", err)
 	}
+	c.managedHost(s, hosts)
+}
+
+// managedHost checks that target.managed.host names a host of the lab:
+// the run would otherwise stop after the lab came up.
+func (c *checker) managedHost(s *Spec, hosts []lab.HostConfig) {
+	m := registry.ManagedOf(s.Target.Options)
+	if m == nil || m.Host == "" {
+		return
+	}
+	names := make([]string, 0, len(hosts))
+	for _, h := range hosts {
+		if h.Name == m.Host {
+			return
+		}
+		names = append(names, h.Name)
+	}
+	c.fail("target.managed.host", "%q names no host of the lab; use one of %s", m.Host, strings.Join(names, ", "))
 }
 
 // pathError reports err, whose message starts with the field path

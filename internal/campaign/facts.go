@@ -51,6 +51,12 @@ func TreatmentFacts(s *spec.Spec, name string, index int, set []results.Setting)
 	if s.Load.Model == "closed" {
 		t.Load.Arrival, t.Load.MaxInFlight = "", 0
 	}
+	if sc := s.Load.Schedule; sc != nil && s.Load.Model == "open" {
+		t.Load.Schedule = "steps"
+		if sc.Trace != "" {
+			t.Load.Schedule = "trace"
+		}
+	}
 	if r := s.Relative(); r != nil {
 		// Until the probe gives the base rate, the levels are not rates
 		// (relative.go records them again once it has).

@@ -62,6 +62,24 @@ type Load struct {
 	// probe measured first (spec relative_to: probe); Levels are then the
 	// rates run, empty until the probe gave them.
 	Relative *RelativeLevels `json:"relative,omitempty"`
+	// Schedule says the offered rate changed within each run: "steps" or
+	// "trace" (load.schedule); "" when each run offered one rate.
+	Schedule string `json:"schedule,omitempty"`
+}
+
+// Varies is the kind of schedule the offered rate followed within each
+// run ("" = one rate per run), from Schedule or, in a store written before
+// it, from the arrival schedule as it printed.
+func (l Load) Varies() string {
+	switch {
+	case l.Schedule != "":
+		return l.Schedule
+	case strings.Contains(l.Arrival, " steps("):
+		return "steps"
+	case strings.Contains(l.Arrival, "trace("):
+		return "trace"
+	}
+	return ""
 }
 
 // RelativeLevels says how a treatment's rates were derived from a probe.

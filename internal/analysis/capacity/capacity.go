@@ -145,7 +145,7 @@ func Analyze(in levels.Input, cfg Config) ([]Curve, error) {
 			return nil, err
 		}
 		sum := levels.Summarize(levels.Input{Model: model, Runs: groups[name], SLO: in.SLO})
-		c, err := curve(name, sum, cfg)
+		c, err := curve(name, sum, cfg, in.Schedule)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ func modelOf(runs []levels.RunData, fallback string) (string, error) {
 	return model, nil
 }
 
-func curve(name string, sum levels.Summary, cfg Config) (Curve, error) {
+func curve(name string, sum levels.Summary, cfg Config, schedule string) (Curve, error) {
 	c := Curve{Treatment: name, Model: sum.Model, FirstFail: sum.FirstFail, LastPass: sum.LastPass, MaxIndex: -1, MaxThroughput: math.NaN()}
 	found := false
 	for i, l := range sum.Levels {
@@ -210,16 +210,36 @@ func curve(name string, sum levels.Summary, cfg Config) (Curve, error) {
 		}
 		c.Points = append(c.Points, p)
 	}
-	capacityOf(&c, sum.SLO != nil)
 	if cfg.Op != "" && !found {
 		return c, fmt.Errorf("capacity: operation %q has no latency in treatment %q; set Op to an operation the workload ran, or to \"\" for all", cfg.Op, name)
 	}
+	if schedule != "" {
+		scheduled(&c, schedule)
+		return c, nil
+	}
+	capacityOf(&c, sum.SLO != nil)
 	if sum.Model == "open" {
 		c.Knee = openKnee(&c)
 	} else {
 		c.Knee = closedKnee(&c, cfg.KneedleMin)
 	}
 	return c, nil
+}
+
+// scheduled withdraws the capacity and the knee of a treatment whose
+// offered rate changed within each run (a schedule of steps or a trace,
+// as the controller examples use): a run's figures are means over rates
+// it did not hold, so neither a knee (seed-digest §1: saturation is the
+// achieved rate falling short of the one offered) nor a capacity can be
+// read from them. The elasticity and controller analyses judge such runs.
+func scheduled(c *Curve, kind string) {
+	what := "a schedule of steps"
+	if kind == "trace" {
+		what = "a trace"
+	}
+	c.Knee, c.MaxIndex, c.MaxThroughput = nil, -1, math.NaN()
+	c.NoCapacity = fmt.Sprintf("the offered rate followed %s within each run, so a run is not one load level and there is no capacity estimate; the elasticity and controller sections judge such runs", what)
+	c.Notes = append(c.Notes, fmt.Sprintf("a knee needs runs that each hold one offered rate, and these followed %s (a run's throughput is its mean over rates it did not hold)", what))
 }
 
 // capacityOf sets the curve's one capacity figure (Curve.MaxThroughput):

@@ -349,3 +349,40 @@ func hasNote(notes []string, s string) bool {
 	}
 	return false
 }
+
+// A treatment whose offered rate followed a schedule of steps within each
+// run (a controller's load step) has no knee and no capacity: a run is a
+// mean over rates it did not hold. The same runs read as levels would
+// report a knee and a capacity below the range (the terminal once said
+// "add lower levels to find it" of such a run), so none of that advice
+// may remain.
+func TestScheduledRunsHaveNoKneeOrCapacity(t *testing.T) {
+	c := newCampaign(t, 4)
+	c.mm1("", 5, steps(10, 10, 3), 2)
+	in := c.input(&levels.SLO{Percentile: 90, Threshold: time.Second})
+	plain, err := Analyze(in, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasNote(plain[0].Notes, "add lower levels") {
+		t.Fatalf("as levels, the runs should read as below the range: %v", plain[0].Notes)
+	}
+	in.Schedule = "steps"
+	curves, err := Analyze(in, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cv := curves[0]
+	if cv.Knee != nil || !math.IsNaN(cv.MaxThroughput) || cv.MaxIndex != -1 {
+		t.Errorf("knee %+v, capacity %v at %d; want neither", cv.Knee, cv.MaxThroughput, cv.MaxIndex)
+	}
+	if !strings.Contains(cv.NoCapacity, "followed a schedule of steps within each run") {
+		t.Errorf("no capacity because %q", cv.NoCapacity)
+	}
+	if len(cv.Notes) != 1 || !hasNote(cv.Notes, "a knee needs runs that each hold one offered rate, and these followed a schedule of steps") || hasNote(cv.Notes, "add lower levels") {
+		t.Errorf("notes %v: want only that no knee can be found", cv.Notes)
+	}
+	if len(cv.Points) != 3 || cv.Points[0].Level.Throughput.N != 2 {
+		t.Errorf("the levels' figures are still reported: %d points", len(cv.Points))
+	}
+}

@@ -49,6 +49,7 @@ func fromResults(r *results.Results, treatment string) (Input, int, error) {
 		if t.SLO != nil {
 			in.SLO = &SLO{Percentile: t.SLO.Percentile, Threshold: t.SLO.Threshold, Op: t.SLO.Op}
 		}
+		in.Schedule = t.Load.Varies()
 	}
 	runs, err := runData(r, r.CompletedRuns(treatment), in.SLO)
 	if err != nil {

@@ -49,6 +49,10 @@ type Input struct {
 	Model string // "open" or "closed"
 	Runs  []RunData
 	SLO   *SLO
+	// Schedule is the treatment's results.Load.Varies(): the offered rate
+	// changed within each run ("steps" or "trace"), so a run is not one
+	// level of a load-response curve.
+	Schedule string
 }
 
 // Latency is one latency statistic of an operation across repetitions, in

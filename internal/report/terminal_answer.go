@@ -8,14 +8,17 @@ import (
 	"github.com/headroom-dev/headroom/internal/report/answer"
 )
 
-// TerminalAnswers prints the answer card: the answers first, then the
-// findings that need attention, marked "!". Each line names the report
-// section with its evidence. Nothing is printed for an empty card.
+// TerminalAnswers prints the answer card in the order every renderer
+// shows it (answer.Card.Lines: lost writes first), findings that need
+// attention marked "!", under the card's one summary sentence. Each line
+// names the report section with its evidence. Nothing is printed for an
+// empty card.
 func TerminalAnswers(w io.Writer, c answer.Card) {
 	if len(c.Answers) == 0 && len(c.Attention) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "\nAnswers (evidence: the named section of report.html)")
+	fmt.Fprintln(w, "  "+c.Summary())
 	line := func(mark string, l answer.Line) {
 		topic := l.Topic
 		if l.Treatment != "" {
@@ -27,13 +30,11 @@ func TerminalAnswers(w io.Writer, c answer.Card) {
 		}
 		fmt.Fprintf(w, "%s %-16s %s\n", mark, topic, strings.TrimSpace(text))
 	}
-	for _, l := range c.Answers {
-		line(" ", l)
-	}
-	if len(c.Attention) > 0 {
-		fmt.Fprintf(w, "Needs attention (%d)\n", len(c.Attention))
-		for _, l := range c.Attention {
-			line("!", l)
+	for _, l := range c.Lines() {
+		mark := " "
+		if l.Alert {
+			mark = "!"
 		}
+		line(mark, l.Line)
 	}
 }

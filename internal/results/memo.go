@@ -4,8 +4,15 @@ import "sync"
 
 // memo holds values computed over a Results (Memo).
 type memo struct {
-	mu     sync.Mutex
-	values map[string]any
+	mu      sync.Mutex
+	entries map[string]*memoEntry
+}
+
+// memoEntry is one key's value, ready when done is closed.
+type memoEntry struct {
+	done  chan struct{}
+	value any
+	err   error
 }
 
 // Memo returns the value computed for key over these results, calling
@@ -15,19 +22,29 @@ type memo struct {
 // runs), and a Results is a snapshot: its runs are read when it is made,
 // and a completed run's intervals never change afterwards. The value is
 // shared: callers must not change what it holds.
+//
+// compute may itself ask for other keys (the answer card asks for the
+// levels); a caller asking for a key being computed waits for it.
 func (r *Results) Memo(key string, compute func() (any, error)) (any, error) {
 	r.memo.mu.Lock()
-	defer r.memo.mu.Unlock()
-	if v, ok := r.memo.values[key]; ok {
-		return v, nil
+	if e, ok := r.memo.entries[key]; ok {
+		r.memo.mu.Unlock()
+		<-e.done
+		return e.value, e.err
 	}
-	v, err := compute()
-	if err != nil {
-		return nil, err
+	if r.memo.entries == nil {
+		r.memo.entries = map[string]*memoEntry{}
 	}
-	if r.memo.values == nil {
-		r.memo.values = map[string]any{}
+	e := &memoEntry{done: make(chan struct{})}
+	r.memo.entries[key] = e
+	r.memo.mu.Unlock()
+
+	e.value, e.err = compute()
+	if e.err != nil {
+		r.memo.mu.Lock()
+		delete(r.memo.entries, key)
+		r.memo.mu.Unlock()
 	}
-	r.memo.values[key] = v
-	return v, nil
+	close(e.done)
+	return e.value, e.err
 }

@@ -53,3 +53,26 @@ func TestMemoComputesOncePerKey(t *testing.T) {
 		t.Errorf("a second Results reused the first one's value (calls %d, %v)", calls["a"], err)
 	}
 }
+
+// A computation may ask for other keys (the answer card asks for the
+// levels of each treatment) without waiting on itself.
+func TestMemoComputationsNest(t *testing.T) {
+	st := resultstest.Create(t, "", store.Campaign{Name: "m"})
+	r, err := results.New(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := r.Memo("outer", func() (any, error) {
+		inner, err := r.Memo("inner", func() (any, error) { return 2, nil })
+		if err != nil {
+			return nil, err
+		}
+		return inner.(int) + 1, nil
+	})
+	if err != nil || v != 3 {
+		t.Fatalf("outer = %v, %v; want 3", v, err)
+	}
+	if v, _ := r.Memo("inner", func() (any, error) { return 0, nil }); v != 2 {
+		t.Errorf("inner = %v, want the 2 computed inside outer", v)
+	}
+}

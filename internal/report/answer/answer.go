@@ -15,6 +15,7 @@ import (
 
 	ab "github.com/headroom-dev/headroom/internal/analysis/bottleneck"
 	"github.com/headroom-dev/headroom/internal/analysis/capacity"
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	assess "github.com/headroom-dev/headroom/internal/analysis/pressure"
 	"github.com/headroom-dev/headroom/internal/analysis/slp"
 	"github.com/headroom-dev/headroom/internal/analysis/stall"
@@ -30,6 +31,7 @@ const (
 	Recommendation = "Recommendation"
 	Plan           = "Plan"
 	// Findings that need attention.
+	SLOMissed   = "SLO"
 	ClientLimit = "Client limit"
 	Stalls      = "Stalls"
 	LostWrites  = "Lost writes"
@@ -76,6 +78,59 @@ type Card struct {
 	// bottleneck in at least one run, per treatment, most often saturated
 	// first ("db1/volume:data#iops"); the report charts them over time.
 	Saturated map[string][]string `json:"saturated,omitempty"`
+	// SLOLevels counts the levels judged against an SLO, over every
+	// treatment, and SLOFailed those that failed it.
+	SLOLevels int `json:"slo_levels,omitempty"`
+	SLOFailed int `json:"slo_failed,omitempty"`
+}
+
+// Shown is a line of the card in the order it is shown, with whether it
+// is drawn as a finding that needs attention.
+type Shown struct {
+	Line
+	Alert bool
+}
+
+// Lines are the card's lines in the order every renderer shows them:
+// lost writes first (a result that lost acknowledged data is the first
+// thing a reader must see, docs/failures.md), then the answers, then the
+// other findings that need attention.
+func (c Card) Lines() []Shown {
+	var out []Shown
+	for _, l := range c.Attention {
+		if l.Topic == LostWrites {
+			out = append(out, Shown{l, true})
+		}
+	}
+	for _, l := range c.Answers {
+		out = append(out, Shown{l, false})
+	}
+	for _, l := range c.Attention {
+		if l.Topic != LostWrites {
+			out = append(out, Shown{l, true})
+		}
+	}
+	return out
+}
+
+// Summary is the one sentence every renderer puts above the card: how
+// many findings need attention, or that none does, and how many levels
+// failed their SLO. It never says nothing needs attention while a write
+// was lost or a level failed its SLO.
+func (c Card) Summary() string {
+	switch {
+	case len(c.Answers) == 0 && len(c.Attention) == 0:
+		return "The results hold nothing the analyses can answer yet: no completed run, and no pressure, bottleneck or plan to report."
+	case len(c.Attention) == 1:
+		return "1 finding in red needs attention before the numbers are trusted or acted on."
+	case len(c.Attention) > 1:
+		return fmt.Sprintf("%d findings in red need attention before the numbers are trusted or acted on.", len(c.Attention))
+	}
+	s := "Nothing was found that makes these numbers untrustworthy (no client limit, stall, lost write or failed run)."
+	if c.SLOFailed > 0 {
+		s += fmt.Sprintf(" The SLO failed at %d of %s measured; the capacity line says where.", c.SLOFailed, format.Plural(c.SLOLevels, "level"))
+	}
+	return s
 }
 
 // PlanLines, when set, gives the card's plan lines (the configuration to
@@ -86,7 +141,19 @@ var PlanLines func(r *results.Results) ([]Line, error)
 // Build answers the campaign in r. An analysis that cannot run on these
 // results gives no line (its section says why); the error is a failure to
 // read the results.
+//
+// The card is built once per Results (results.Memo) and the same value is
+// rendered by the terminal, report.html and report.json, so they cannot
+// differ; callers must not change it.
 func Build(r *results.Results) (Card, error) {
+	v, err := r.Memo("answer.Build", func() (any, error) { return build(r) })
+	if err != nil {
+		return Card{}, err
+	}
+	return v.(Card), nil
+}
+
+func build(r *results.Results) (Card, error) {
 	var c Card
 	cc, err := capacity.FromResults(r, capacity.Config{})
 	if err != nil {
@@ -124,6 +191,17 @@ func Build(r *results.Results) (Card, error) {
 		c.Answers = append(c.Answers, ls...)
 	}
 	for _, tc := range cc.Curves {
+		judged, failed := sloCounts(tc.Curve)
+		c.SLOLevels += judged
+		c.SLOFailed += failed
+		if judged > 0 && failed == judged {
+			lowest := format.LoadText(tc.Curve.Model, tc.Curve.Points[0].Level.Level)
+			text := fmt.Sprintf("no level met the SLO %s, not even the lowest (%s): the target met it at no load measured", sloText(tc.Input.SLO), lowest)
+			if judged == 1 {
+				text = fmt.Sprintf("the SLO %s was not met (at %s)", sloText(tc.Input.SLO), lowest)
+			}
+			c.Attention = append(c.Attention, Line{Topic: SLOMissed, Treatment: tc.Treatment.Name, Evidence: CapacitySection, Text: text})
+		}
 		if s := clientText(tc); s != "" {
 			c.Attention = append(c.Attention, Line{Topic: ClientLimit, Treatment: tc.Treatment.Name, Text: s, Evidence: CapacitySection})
 		}
@@ -176,6 +254,33 @@ func capacityText(tc capacity.TreatmentCurve) string {
 		}
 	} else {
 		s += ", the highest throughput the client did not limit (no SLO was set)"
+	}
+	return s
+}
+
+// sloCounts counts a curve's levels judged against an SLO and those that
+// failed it.
+func sloCounts(cv capacity.Curve) (judged, failed int) {
+	for _, p := range cv.Points {
+		if p.Level.SLO == nil {
+			continue
+		}
+		judged++
+		if !p.Level.SLO.Pass {
+			failed++
+		}
+	}
+	return judged, failed
+}
+
+// sloText is "p90 ≤ 1s" (with the operation when the SLO names one).
+func sloText(o *levels.SLO) string {
+	if o == nil {
+		return ""
+	}
+	s := fmt.Sprintf("p%s ≤ %v", format.Num(o.Percentile), o.Threshold)
+	if o.Op != "" {
+		s += " of " + o.Op + " requests"
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,6 +121,11 @@ func TestCardOfDesignedCampaign(t *testing.T) {
 	if len(byTopic(c.Attention, Stalls)) != 0 {
 		t.Errorf("an open loop cannot stall: %+v", c.Attention)
 	}
+	// The SLO held at 100 req/s and failed from 200 on: counted, and not a
+	// finding of its own, since a level met it.
+	if c.SLOFailed == 0 || c.SLOFailed >= c.SLOLevels || len(byTopic(c.Attention, SLOMissed)) != 0 {
+		t.Errorf("SLO failed at %d of %d levels, lines %+v", c.SLOFailed, c.SLOLevels, byTopic(c.Attention, SLOMissed))
+	}
 }
 
 // A lab store (postgres on db1 whose volume's IOPS a set_volume event
@@ -159,5 +165,39 @@ func TestPlanHook(t *testing.T) {
 	}
 	if last := c.Answers[len(c.Answers)-1]; last.Topic != Plan || last.Evidence != "plan" {
 		t.Errorf("answers %+v", c.Answers)
+	}
+}
+
+// Rules of one answer for the card, whichever renderer shows it: lost
+// writes lead, before every answer; the summary never says that nothing
+// needs attention while a write was lost or a level failed its SLO; and
+// the counts read as English.
+func TestCardLinesAndSummaryFollowTheRules(t *testing.T) {
+	c := Card{
+		Answers: []Line{{Topic: Capacity, Text: "100 ok/s"}, {Topic: Bottleneck, Text: "cpu of db1"}},
+		Attention: []Line{{Topic: ClientLimit, Text: "the client"}, {Topic: LostWrites, Text: "3 of 100 records lost"},
+			{Topic: FailedRuns, Text: "1 run failed"}},
+	}
+	var topics []string
+	for _, l := range c.Lines() {
+		topics = append(topics, fmt.Sprintf("%s/%v", l.Topic, l.Alert))
+	}
+	if got, want := strings.Join(topics, " "), "Lost writes/true Capacity/false Bottleneck/false Client limit/true Failed runs/true"; got != want {
+		t.Errorf("lines in the order %s, want %s", got, want)
+	}
+	if s := c.Summary(); s != "3 findings in red need attention before the numbers are trusted or acted on." {
+		t.Errorf("summary %q", s)
+	}
+	c.Attention = c.Attention[1:2]
+	if s := c.Summary(); s != "1 finding in red needs attention before the numbers are trusted or acted on." {
+		t.Errorf("summary with the lost writes alone %q", s)
+	}
+	c.Attention, c.SLOLevels, c.SLOFailed = nil, 6, 2
+	if s := c.Summary(); strings.Contains(s, "needs attention") || !strings.Contains(s, "The SLO failed at 2 of 6 levels measured") {
+		t.Errorf("summary with failed SLO levels %q", s)
+	}
+	c.SLOFailed = 0
+	if s := c.Summary(); strings.Contains(s, "SLO failed") || !strings.HasPrefix(s, "Nothing was found that makes these numbers untrustworthy") {
+		t.Errorf("summary of a clean campaign %q", s)
 	}
 }

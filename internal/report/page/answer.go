@@ -1,8 +1,6 @@
 package page
 
 import (
-	"fmt"
-
 	"github.com/headroom-dev/headroom/internal/report/answer"
 )
 
@@ -42,20 +40,12 @@ func (r *Report) PutAnswer(c answer.Card) {
 		return it
 	}
 	var a Answers
-	for _, l := range c.Answers {
-		a.Items = append(a.Items, item(l, false))
+	for _, l := range c.Lines() {
+		a.Items = append(a.Items, item(l.Line, l.Alert))
 	}
-	for _, l := range c.Attention {
-		a.Items = append(a.Items, item(l, true))
-	}
-	sec := Section{ID: AnswerSectionID, Title: "Answers"}
-	switch {
-	case len(a.Items) == 0:
-		sec.Summary = "The results hold nothing the analyses can answer yet: no completed run, and no pressure, bottleneck or plan to report."
-	case len(c.Attention) > 0:
-		sec.Summary = fmt.Sprintf("What the measurements answer, each with a link to its evidence below. %d finding(s) in red need attention before the numbers are trusted or acted on.", len(c.Attention))
-	default:
-		sec.Summary = "What the measurements answer, each with a link to its evidence below. Nothing was found that needs attention (no client limit, stall, lost write or failed run)."
+	sec := Section{ID: AnswerSectionID, Title: "Answers", Summary: c.Summary()}
+	if len(a.Items) > 0 {
+		sec.Summary = "What the measurements answer, each with a link to its evidence below. " + sec.Summary
 	}
 	if len(a.Items) > 0 {
 		sec.Blocks = []Block{{Answers: &a}}

@@ -22,7 +22,7 @@ func TestPutAnswerLeadsAndLinksOnlyToPresentSections(t *testing.T) {
 	if items[0].Href != "#capacity" || items[1].Href != "" || items[2].Href != "#runs" || !items[2].Alert || items[0].Alert {
 		t.Errorf("items %+v", items)
 	}
-	if !strings.Contains(r.Sections[0].Summary, "1 finding(s) in red") {
+	if !strings.Contains(r.Sections[0].Summary, "1 finding in red needs attention") {
 		t.Errorf("summary %q", r.Sections[0].Summary)
 	}
 	var b bytes.Buffer

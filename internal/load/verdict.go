@@ -210,7 +210,7 @@ func Verdict(r Result, cfg Config) (bool, string) {
 	}
 	switch {
 	case m.LateWake == 0:
-		return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it)%s", 100*behind, cfg.MaxInFlight, throttled)
+		return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate and was the limit, not the client (more slots would queue more requests at the target, not serve more)%s", 100*behind, cfg.MaxInFlight, throttled)
 	case material && targetsCPU && busy:
 		return false, fmt.Sprintf("%.2f%% of requests were sent late while the in-process target used most of the saturated CPU (%s): the target's saturation, not the client's; their latency includes the delay", 100*missed, cpuText)
 	case material && targetsCPU:
@@ -226,7 +226,7 @@ func Verdict(r Result, cfg Config) (bool, string) {
 		}
 		return false, fmt.Sprintf("%.2f%% of requests were sent more than %v late by the client itself%s, within the %s%% a p%s tolerates (%s); the level is kept and their latency includes the delay", 100*wake, cfg.LateAfter, by, fmtNum(100-p), fmtNum(p), cpuText)
 	}
-	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate (raise max_in_flight to keep offering it); %.2f%% were sent late by the client itself%s", 100*behind, cfg.MaxInFlight, 100*wake, throttled)
+	return false, fmt.Sprintf("%.2f%% of requests started late or were dropped because all %d in-flight slots were busy: the target fell behind the arrival rate and was the limit, not the client (more slots would queue more requests at the target, not serve more); %.2f%% were sent late by the client itself%s", 100*behind, cfg.MaxInFlight, 100*wake, throttled)
 }
 
 // CPUSaturated reports whether the client's CPU was the limit of its own

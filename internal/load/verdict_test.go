@@ -86,7 +86,7 @@ func TestVerdict(t *testing.T) {
 			true, "could not keep the schedule"},
 		// Every late request found all slots busy: the target's.
 		{"slots busy", open, with(facts(40, p99of20ms, nil), Totals{Completed: 9500, Late: 3000, Dropped: 500}),
-			false, "all 64 in-flight slots were busy"},
+			false, "all 64 in-flight slots were busy: the target fell behind the arrival rate and was the limit, not the client"},
 		// In process, SQLite-like: the process at 190% with the engine at
 		// 8%; the target at most min(190-8, 100 x 20,000/s x 5 ms) = 182%
 		// >= half of 190%. 7% sent late is the target's saturation. Kept.

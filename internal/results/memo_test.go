@@ -3,6 +3,7 @@ package results_test
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/headroom-dev/headroom/internal/results"
 	"github.com/headroom-dev/headroom/internal/results/resultstest"
@@ -74,5 +75,22 @@ func TestMemoComputationsNest(t *testing.T) {
 	}
 	if v, _ := r.Memo("inner", func() (any, error) { return 0, nil }); v != 2 {
 		t.Errorf("inner = %v, want the 2 computed inside outer", v)
+	}
+}
+
+// A treatment's designed faults are named with their hosts and times;
+// limit changes, cluster changes and the absence of events are not.
+func TestTreatmentDisturbances(t *testing.T) {
+	tr := results.Treatment{Events: []results.ScheduledEvent{
+		{At: 10 * time.Second, Action: "kill", Host: "db1"},
+		{At: 2 * time.Second, Action: "set_cpu", Host: "db1"},
+		{At: 5 * time.Second, Action: "add_node"},
+		{At: 20 * time.Second, Action: "partition", Host: "db2"},
+	}}
+	if got, want := tr.Disturbances(), "kill of db1 at 10s, partition of db2 at 20s"; got != want {
+		t.Errorf("Disturbances() = %q, want %q", got, want)
+	}
+	if got := (results.Treatment{}).Disturbances(); got != "" {
+		t.Errorf("no events: %q", got)
 	}
 }

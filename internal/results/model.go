@@ -11,6 +11,7 @@ package results
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -214,6 +215,29 @@ type Cluster struct {
 	Mode              string `json:"mode,omitempty"`               // "" = the target's default
 	ReplicationFactor int    `json:"replication_factor,omitempty"` // 0 = the target's default
 	HostPrefix        string `json:"host_prefix,omitempty"`        // lab hosts' name prefix; "" = this machine
+}
+
+// faultActions are the designed faults (internal/campaign/failure.go):
+// after one, a run no longer measures one working system.
+var faultActions = []string{"kill", "stop", "link_down", "partition", "stall_disk", "promote"}
+
+// Disturbances names the treatment's designed faults during its runs
+// ("kill of db1 at 10s, partition of db2 at 20s"); "" when it has none.
+// Cluster changes are not among them: the scaling analysis compares such
+// treatments at their starting node count, and says so.
+func (t Treatment) Disturbances() string {
+	var out []string
+	for _, e := range t.Events {
+		if !slices.Contains(faultActions, e.Action) {
+			continue
+		}
+		s := e.Action
+		if e.Host != "" {
+			s += " of " + e.Host
+		}
+		out = append(out, s+" at "+e.At.String())
+	}
+	return strings.Join(out, ", ")
 }
 
 // ScheduledEvent is one entry of the spec's events: section.

@@ -145,7 +145,7 @@ func Analyze(in levels.Input, cfg Config) ([]Curve, error) {
 			return nil, err
 		}
 		sum := levels.Summarize(levels.Input{Model: model, Runs: groups[name], SLO: in.SLO})
-		c, err := curve(name, sum, cfg, in.Schedule)
+		c, err := curve(name, sum, cfg, in)
 		if err != nil {
 			return nil, err
 		}
@@ -176,7 +176,7 @@ func modelOf(runs []levels.RunData, fallback string) (string, error) {
 	return model, nil
 }
 
-func curve(name string, sum levels.Summary, cfg Config, schedule string) (Curve, error) {
+func curve(name string, sum levels.Summary, cfg Config, in levels.Input) (Curve, error) {
 	c := Curve{Treatment: name, Model: sum.Model, FirstFail: sum.FirstFail, LastPass: sum.LastPass, MaxIndex: -1, MaxThroughput: math.NaN()}
 	found := false
 	for i, l := range sum.Levels {
@@ -213,8 +213,8 @@ func curve(name string, sum levels.Summary, cfg Config, schedule string) (Curve,
 	if cfg.Op != "" && !found {
 		return c, fmt.Errorf("capacity: operation %q has no latency in treatment %q; set Op to an operation the workload ran, or to \"\" for all", cfg.Op, name)
 	}
-	if schedule != "" {
-		scheduled(&c, schedule)
+	if in.Schedule != "" || in.Disturbed != "" {
+		notALevel(&c, in)
 		return c, nil
 	}
 	capacityOf(&c, sum.SLO != nil)
@@ -226,20 +226,28 @@ func curve(name string, sum levels.Summary, cfg Config, schedule string) (Curve,
 	return c, nil
 }
 
-// scheduled withdraws the capacity and the knee of a treatment whose
-// offered rate changed within each run (a schedule of steps or a trace,
-// as the controller examples use): a run's figures are means over rates
-// it did not hold, so neither a knee (seed-digest §1: saturation is the
-// achieved rate falling short of the one offered) nor a capacity can be
-// read from them. The elasticity and controller analyses judge such runs.
-func scheduled(c *Curve, kind string) {
-	what := "a schedule of steps"
-	if kind == "trace" {
-		what = "a trace"
+// notALevel withdraws the capacity and the knee of a treatment whose runs
+// do not each measure one steady system at one offered rate: the rate
+// followed a schedule of steps or a trace (as the controller examples
+// do), or designed faults broke the system mid-run. A run's figures are then means over conditions it did not
+// hold, so neither a knee (seed-digest §1: saturation is the achieved rate
+// falling short of the one offered) nor a capacity can be read from them;
+// the elasticity, controller and failure analyses judge such runs.
+func notALevel(c *Curve, in levels.Input) {
+	var why, judged string
+	switch {
+	case in.Schedule != "":
+		what := "a schedule of steps"
+		if in.Schedule == "trace" {
+			what = "a trace"
+		}
+		why, judged = "the offered rate followed "+what+" within each run", "the elasticity and controller sections judge such runs"
+	default:
+		why, judged = "the runs hold designed faults ("+in.Disturbed+")", "the failures section judges such runs"
 	}
 	c.Knee, c.MaxIndex, c.MaxThroughput = nil, -1, math.NaN()
-	c.NoCapacity = fmt.Sprintf("the offered rate followed %s within each run, so a run is not one load level and there is no capacity estimate; the elasticity and controller sections judge such runs", what)
-	c.Notes = append(c.Notes, fmt.Sprintf("a knee needs runs that each hold one offered rate, and these followed %s (a run's throughput is its mean over rates it did not hold)", what))
+	c.NoCapacity = why + ", so a run is not one steady load level and there is no capacity estimate; " + judged
+	c.Notes = append(c.Notes, "a knee needs runs that each hold one offered rate on one steady system, and "+why+" (a run's throughput is its mean over conditions it did not hold)")
 }
 
 // capacityOf sets the curve's one capacity figure (Curve.MaxThroughput):

@@ -376,13 +376,23 @@ func TestScheduledRunsHaveNoKneeOrCapacity(t *testing.T) {
 	if cv.Knee != nil || !math.IsNaN(cv.MaxThroughput) || cv.MaxIndex != -1 {
 		t.Errorf("knee %+v, capacity %v at %d; want neither", cv.Knee, cv.MaxThroughput, cv.MaxIndex)
 	}
-	if !strings.Contains(cv.NoCapacity, "followed a schedule of steps within each run") {
+	if !strings.Contains(cv.NoCapacity, "the offered rate followed a schedule of steps within each run, so a run is not one steady load level") {
 		t.Errorf("no capacity because %q", cv.NoCapacity)
 	}
-	if len(cv.Notes) != 1 || !hasNote(cv.Notes, "a knee needs runs that each hold one offered rate, and these followed a schedule of steps") || hasNote(cv.Notes, "add lower levels") {
+	if len(cv.Notes) != 1 || !hasNote(cv.Notes, "a knee needs runs that each hold one offered rate on one steady system, and the offered rate followed a schedule of steps") || hasNote(cv.Notes, "add lower levels") {
 		t.Errorf("notes %v: want only that no knee can be found", cv.Notes)
 	}
 	if len(cv.Points) != 3 || cv.Points[0].Level.Throughput.N != 2 {
 		t.Errorf("the levels' figures are still reported: %d points", len(cv.Points))
+	}
+	// Runs that held one rate but a designed outage: a throughput with a
+	// 6-second outage in it is not a capacity either.
+	in.Schedule, in.Disturbed = "", "kill of db1 at 10s"
+	curves, err = Analyze(in, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cv := curves[0]; cv.Knee != nil || cv.MaxIndex != -1 || !strings.Contains(cv.NoCapacity, "designed faults (kill of db1 at 10s)") {
+		t.Errorf("with a kill in every run: knee %+v, capacity at %d, %q", cv.Knee, cv.MaxIndex, cv.NoCapacity)
 	}
 }

@@ -50,6 +50,7 @@ func fromResults(r *results.Results, treatment string) (Input, int, error) {
 			in.SLO = &SLO{Percentile: t.SLO.Percentile, Threshold: t.SLO.Threshold, Op: t.SLO.Op}
 		}
 		in.Schedule = t.Load.Varies()
+		in.Disturbed = t.Disturbances()
 	}
 	runs, err := runData(r, r.CompletedRuns(treatment), in.SLO)
 	if err != nil {

@@ -53,6 +53,9 @@ type Input struct {
 	// changed within each run ("steps" or "trace"), so a run is not one
 	// level of a load-response curve.
 	Schedule string
+	// Disturbed names the treatment's designed faults during its runs
+	// (results.Treatment.Disturbances); "" when none.
+	Disturbed string
 }
 
 // Latency is one latency statistic of an operation across repetitions, in

@@ -263,20 +263,28 @@ func TestOpenLoopStallWithEnoughSlots(t *testing.T) {
 	cfg := openConfig(1000, 1000, 3*time.Second)
 	onTime(t, &cfg)
 	tgt.start()
+	idle := testbusy.Start()
 	res, c := runCollect(t, context.Background(), cfg, tgt, generator(t, "a"))
 	m := res.Measured
 	if m.Completed != 3000 || m.Dropped != 0 {
 		t.Fatalf("want all 3000 requests completed, got %+v", m)
 	}
-	// No request waited for a slot: the stall held no arrival back.
+	// No request waited for a slot: the stall held no arrival back. A
+	// sender that woke on time and then waited for a processor (other work
+	// on the machine, or the race detector's slower code) is not told apart
+	// from one that waited for a slot, so these two are timing findings
+	// (testbusy): a -race pass of 2026-12-07, with other tests running
+	// beside it, counted 1 of 27 late requests as waiting for a slot.
+	var findings []string
 	if m.Late != m.LateWake {
-		t.Fatalf("%d of %d late requests found every slot busy; with free slots the schedule should have been kept", m.Late-m.LateWake, m.Late)
+		findings = append(findings, fmt.Sprintf("%d of %d late requests found every slot busy; with free slots the schedule should have been kept", m.Late-m.LateWake, m.Late))
 	}
 	// The only late requests are those delayed by the client's own burst of
 	// work when 500 stalled requests complete at once.
 	if frac := float64(m.Late) / 3000; frac > 0.10 {
-		t.Fatalf("%.2f%% late by more than %v with free slots; the schedule should have been kept", 100*frac, cfg.LateAfter)
+		findings = append(findings, fmt.Sprintf("%.2f%% late by more than %v with free slots; the schedule should have been kept", 100*frac, cfg.LateAfter))
 	}
+	idle.Judge(t, findings)
 	h := c.byPhase[Measure]
 	// About 500 of 3000 requests (17%) were intended during the stall and
 	// waited for its end: the 90th percentile lies among them.

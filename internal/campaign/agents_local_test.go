@@ -49,8 +49,24 @@ output: out
 		}
 		total += m.Count
 	}
-	if total < 1000 || len(per) != 3*len(merged) {
-		t.Errorf("%d requests in %d merged and %d agent intervals", total, len(merged), len(per))
+	// Every agent's interval adds to a merged one, and every agent wrote
+	// some. Not every agent has a row for every merged one: an agent
+	// writes no row for an operation none of its requests did, which
+	// happens to updates (5% of YCSB B) in a short interval on two clients
+	// (a CI run of 2026-12-07 had 19 rows for 3 agents and 7 merged ones).
+	keys := map[string]bool{}
+	for _, m := range merged {
+		keys[fmt.Sprint(m.Phase, m.Op, m.Start.UnixNano())] = true
+	}
+	rowsOf := map[string]int{}
+	for _, a := range per {
+		rowsOf[a.Agent]++
+		if !keys[fmt.Sprint(a.Phase, a.Op, a.Start.UnixNano())] {
+			t.Errorf("agent %s's %s %s interval at %v has no merged interval", a.Agent, a.Phase, a.Op, a.Start)
+		}
+	}
+	if total < 1000 || len(rowsOf) != 3 || len(per) > 3*len(merged) {
+		t.Errorf("%d requests in %d merged and %d agent intervals (by agent %v)", total, len(merged), len(per), rowsOf)
 	}
 	res, err := results.Open(out.StorePath)
 	if err != nil {

@@ -55,8 +55,11 @@ func TestStepsRunFollowsSteps(t *testing.T) {
 	for i, n := range want {
 		got := counts[int64(i)]
 		// A request due on an interval boundary may start up to 20 µs
-		// early and complete in the interval before: one either way.
-		if n == 0 && got != 0 || math.Abs(float64(got-n)) > 1 {
+		// early and complete in the interval before, or complete late in
+		// the one after (a CI rehearsal of 2026-12-07 counted the 600/s
+		// step's last arrival in the first quiet interval): one either
+		// way. An interval whose predecessor was quiet too has none.
+		if n == 0 && i > 0 && want[i-1] == 0 && got != 0 || math.Abs(float64(got-n)) > 1 {
 			t.Errorf("interval %d: %d requests (%.0f/s), want %d (%.0f/s)", i, got, float64(got)/0.5, n, float64(n)/0.5)
 		}
 	}

@@ -236,24 +236,19 @@ func (f *Folder) closeBucket() {
 	f.rd.Points = append(f.rd.Points, p)
 }
 
-func nanMax(a, b float64) float64 {
-	switch {
-	case math.IsNaN(a):
-		return b
-	case math.IsNaN(b):
-		return a
-	}
-	return math.Max(a, b)
-}
+// nanMax and nanMin take the larger or smaller of a and b, ignoring a NaN
+// (an interval with no successful request has no p99 or rate).
+func nanMax(a, b float64) float64 { return ignoringNaN(a, b, math.Max) }
+func nanMin(a, b float64) float64 { return ignoringNaN(a, b, math.Min) }
 
-func nanMin(a, b float64) float64 {
+func ignoringNaN(a, b float64, pick func(x, y float64) float64) float64 {
 	switch {
 	case math.IsNaN(a):
 		return b
 	case math.IsNaN(b):
 		return a
 	}
-	return math.Min(a, b)
+	return pick(a, b)
 }
 
 // Done returns the folded run.

@@ -19,7 +19,6 @@ import (
 	"github.com/headroom-dev/headroom/internal/report/regions"
 	"github.com/headroom-dev/headroom/internal/report/rigor"
 	"github.com/headroom-dev/headroom/internal/results"
-	"github.com/headroom-dev/headroom/internal/spec"
 )
 
 func newReportCmd() *cobra.Command {
@@ -59,21 +58,15 @@ func storePath(arg string) (string, error) {
 	return arg, nil
 }
 
-// printSummary prints the summary of the store at path, treatment by
-// treatment, from the results model's facts. It does not read s (run.go
-// passes the spec it just ran, so the signature keeps it): the store
+// printSummary prints the summary of r, treatment by treatment, from the
+// results model's facts and never from the spec a run just ran: the store
 // holds the same facts, and reading only them means the summary after a
 // run and a later headroom report never differ, and a store whose spec
 // today's parser rejects still prints.
-func printSummary(w io.Writer, path string, _ *spec.Spec) error {
-	r, err := results.Open(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func printSummary(w io.Writer, r *results.Results) error {
 	c := r.Campaign()
 	if c.SpecYAML == "" && len(r.Runs()) == 0 {
-		return fmt.Errorf("%s holds imported resource data only, no runs to summarise; read it with headroom export -t samples", path)
+		return fmt.Errorf("%s holds imported resource data only, no runs to summarise; read it with headroom export -t samples", r.Path())
 	}
 	if err := failures.Terminal(w, r); err != nil { // lost writes and failure verdicts lead
 		return err
@@ -159,15 +152,9 @@ func printFindings(w io.Writer, fs []rigor.Finding) {
 
 // noteUnfinished says, after the report, when the campaign has planned runs
 // without a completed run, and how to finish it.
-func noteUnfinished(w io.Writer, path string) error {
-	r, err := results.Open(path)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
+func noteUnfinished(w io.Writer, r *results.Results) {
 	done, planned := r.Progress()
 	if done < planned {
-		fmt.Fprintf(w, "this campaign is unfinished: %d of %d planned runs completed, and the report covers only those; finish it with: headroom run --resume %s\n", done, planned, filepath.Dir(path))
+		fmt.Fprintf(w, "this campaign is unfinished: %d of %d planned runs completed, and the report covers only those; finish it with: headroom run --resume %s\n", done, planned, filepath.Dir(r.Path()))
 	}
-	return nil
 }

@@ -16,16 +16,18 @@ import (
 // report), the answer card first, and writes report.html and report.json beside the database. It
 // tells w where the page is.
 func writeReportFiles(w io.Writer, dbPath string, builders ...report.Builder) error {
-	return writeReportFilesIn(w, dbPath, filepath.Dir(dbPath), builders...)
-}
-
-// writeReportFilesIn is writeReportFiles writing into dir.
-func writeReportFilesIn(w io.Writer, dbPath, dir string, builders ...report.Builder) error {
 	r, err := results.Open(dbPath)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	return writeReportFilesIn(w, r, filepath.Dir(dbPath), builders...)
+}
+
+// writeReportFilesIn is writeReportFiles of opened results, writing into
+// dir. The summary printed beside it reads the same r, so each analysis is
+// computed once (results.Memo) and both say the same.
+func writeReportFilesIn(w io.Writer, r *results.Results, dir string, builders ...report.Builder) error {
 	rep, err := page.Build(r)
 	if err != nil {
 		return err

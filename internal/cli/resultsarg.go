@@ -88,12 +88,17 @@ func reportSource(w, errW io.Writer, arg, outDir, passwordFile string) error {
 	} else if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return fmt.Errorf("cannot make the report directory %s: %v", outDir, err)
 	}
-	// The page first: it also covers files of imported data only, which
-	// have no load-response summary to print.
-	if err := writeReportFilesIn(w, src.path, outDir, report.Sections...); err != nil {
+	r, err := results.Open(src.path)
+	if err != nil {
 		return err
 	}
-	if err := printSummary(w, src.path, nil); err != nil {
+	defer r.Close()
+	// The page first: it also covers files of imported data only, which
+	// have no load-response summary to print.
+	if err := writeReportFilesIn(w, r, outDir, report.Sections...); err != nil {
+		return err
+	}
+	if err := printSummary(w, r); err != nil {
 		return err
 	}
 	if src.shared != nil {
@@ -101,5 +106,6 @@ func reportSource(w, errW io.Writer, arg, outDir, passwordFile string) error {
 			src.shared.Name, src.shared.ID, src.shared.PushedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 		return nil
 	}
-	return noteUnfinished(errW, src.path)
+	noteUnfinished(errW, r)
+	return nil
 }

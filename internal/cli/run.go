@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -142,13 +143,8 @@ finishes the campaign later without repeating completed runs.`,
 				if kerr := keepModelFiles(out.StorePath); kerr != nil && err == nil {
 					err = fmt.Errorf("keeping the ESL model files in the results: %w", kerr)
 				}
-				if rerr := printSummary(c.OutOrStdout(), out.StorePath, out.Spec); rerr != nil && err == nil {
+				if rerr := summarizeRun(c.OutOrStdout(), out.StorePath, !noReport); rerr != nil && err == nil {
 					err = rerr
-				}
-				if !noReport {
-					if rerr := writeReportFiles(c.OutOrStdout(), out.StorePath, report.Sections...); rerr != nil && err == nil {
-						err = fmt.Errorf("writing the report: %w", rerr)
-					}
 				}
 				fmt.Fprintf(c.OutOrStdout(), "results database: %s\n", out.StorePath)
 			}
@@ -161,6 +157,27 @@ finishes the campaign later without repeating completed runs.`,
 	cmd.Flags().StringVar(&agents, "agents", "", "k8s:N launches N load agents as pods of a Kubernetes Job (the spec's kubernetes: section), in place of load.agents")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "parent directory for the results, relative to the working directory (overrides the spec's output)")
 	return cmd
+}
+
+// summarizeRun prints the summary of the results at path and, with files,
+// writes report.html and report.json beside them: one opened Results for
+// both, so that each analysis is computed once and both say the same.
+func summarizeRun(w io.Writer, path string, files bool) error {
+	r, err := results.Open(path)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := printSummary(w, r); err != nil {
+		return err
+	}
+	if !files {
+		return nil
+	}
+	if err := writeReportFilesIn(w, r, filepath.Dir(path), report.Sections...); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	return nil
 }
 
 // keepModelFiles stores the ESL model files the campaign's analysis.esl.models

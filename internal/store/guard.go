@@ -69,7 +69,7 @@ func (s *Store) beforeWrite() error {
 						return d
 					}
 				}
-				return s.fail("adding the one-completed-run-per-slot index", err)
+				return s.fail("adding the indexes of this version", err)
 			}
 		}
 		s.migrated = true

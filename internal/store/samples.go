@@ -29,9 +29,8 @@ type SampleFilter struct {
 	From, To time.Time // start time window [From, To); zero = unbounded
 }
 
-// Samples returns the samples matching f, ordered by host, resource,
-// metric and start time.
-func (s *Store) Samples(f SampleFilter) ([]monitor.Sample, error) {
+// sampleQuery is the query of Samples and its arguments.
+func sampleQuery(f SampleFilter) (string, []any) {
 	q := `SELECT host, resource, metric, start_ns, period_ns, value, source FROM sample WHERE 1 = 1`
 	var args []any
 	switch {
@@ -47,15 +46,29 @@ func (s *Store) Samples(f SampleFilter) ([]monitor.Sample, error) {
 			args = append(args, c.v)
 		}
 	}
+	// Within one run the samples are read through the index in the order
+	// returned (sample_run_series): the unary + keeps SQLite from choosing
+	// the time index for a window and sorting the run's samples after it.
+	col := "start_ns"
+	if f.RunID > 0 {
+		col = "+start_ns"
+	}
 	if !f.From.IsZero() {
-		q += ` AND start_ns >= ?`
+		q += ` AND ` + col + ` >= ?`
 		args = append(args, f.From.UnixNano())
 	}
 	if !f.To.IsZero() {
-		q += ` AND start_ns < ?`
+		q += ` AND ` + col + ` < ?`
 		args = append(args, f.To.UnixNano())
 	}
 	q += ` ORDER BY host, resource, metric, start_ns`
+	return q, args
+}
+
+// Samples returns the samples matching f, ordered by host, resource,
+// metric and start time.
+func (s *Store) Samples(f SampleFilter) ([]monitor.Sample, error) {
+	q, args := sampleQuery(f)
 	rows, err := s.db.Query(q, args...)
 	if err != nil {
 		return nil, s.fail("reading resource samples", err)

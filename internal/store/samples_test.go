@@ -3,6 +3,7 @@ package store
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +54,39 @@ func TestSamplesRoundTrip(t *testing.T) {
 	}
 	if err := s.AddSamples(id, []monitor.Sample{{Host: "h", Value: 1}}); err == nil {
 		t.Fatal("a sample without resource, metric and source must be refused")
+	}
+}
+
+// A run's samples are read in index order: no read of them sorts all the
+// run's samples in a temporary B-tree (a report reads each run's samples
+// several times, and a day-long run holds hundreds of thousands).
+func TestRunSamplesNeedNoSort(t *testing.T) {
+	s := newStore(t)
+	for _, f := range []SampleFilter{
+		{RunID: 1},
+		{RunID: 1, From: t0, To: t0.Add(time.Minute)},
+		{RunID: 1, Resource: "cpu", Metric: "util_pct"},
+		{RunID: 1, Host: "h", Resource: "cpu"},
+	} {
+		q, args := sampleQuery(f)
+		rows, err := s.db.Query("EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notUsed int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		// "FOR LAST TERM OF ORDER BY" (a filter without the host) sorts
+		// only each host's run of rows.
+		if p := strings.Join(plan, "; "); strings.Contains(p, "TEMP B-TREE FOR ORDER BY") || !strings.Contains(p, "sample_run_series") {
+			t.Errorf("%+v: plan %q; want the sample_run_series index and no sort of the whole run", f, p)
+		}
 	}
 }

@@ -45,7 +45,19 @@ func ConfigOf(t results.Treatment) Config {
 // type together; p99 = F^-1(0.99) of their merged histogram (seed-digest
 // §1). The error is a failure to read the results; a run the analysis
 // cannot judge carries Problem.
+//
+// It is computed once per Results (results.Memo): the terminal summary and
+// the report's failure section both ask for it. The runs are shared and
+// must not be changed.
 func FromResults(r *results.Results) ([]Run, error) {
+	v, err := r.Memo("availability.FromResults", func() (any, error) { return fromResults(r) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]Run), nil
+}
+
+func fromResults(r *results.Results) ([]Run, error) {
 	checks, err := r.WriteChecks()
 	if err != nil {
 		return nil, err

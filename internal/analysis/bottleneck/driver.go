@@ -96,7 +96,19 @@ const maxDensity = 6
 // settings: each completed run's classification, the treatment's
 // densities, intervention analysis and maximum throughput, and the maps
 // when the treatments name their axes.
+//
+// It is computed once per Results (results.Memo): the answer card, the
+// bottleneck section and the interval charts all ask for it, and each
+// reads every run's samples. The value is shared and must not be changed.
 func FromResults(r *results.Results) (*Analysis, error) {
+	v, err := r.Memo("bottleneck.FromResults", func() (any, error) { return fromResults(r) })
+	if err != nil {
+		return nil, err
+	}
+	return v.(*Analysis), nil
+}
+
+func fromResults(r *results.Results) (*Analysis, error) {
 	c := r.Campaign()
 	a := &Analysis{Campaign: c.Name}
 	if len(r.Runs()) == 0 && c.SpecYAML == "" {

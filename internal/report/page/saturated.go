@@ -26,29 +26,47 @@ func saturatedCharts(r *results.Results, cfg ab.Config, i int, name string, rss 
 	var runs []runRes
 	found := map[string]bool{}
 	alpha := ab.DefaultAlpha
-	for _, rs := range rss {
-		series, w, _, err := ab.RunSeries(r, rs.run, cfg)
-		if err != nil {
-			continue // the bottleneck section says why
+	// The classification is the bottleneck analysis's own (computed once
+	// per results); the level's samples are read again, for the charts'
+	// series, only when one of its runs had a bottleneck resource.
+	a, err := ab.FromResults(r)
+	if err != nil {
+		return nil // the bottleneck section says why
+	}
+	classified := map[int64]ab.Result{}
+	for _, t := range a.Treatments {
+		for _, ra := range t.Runs {
+			if ra.Err == "" {
+				classified[ra.Run.ID] = ra.Result
+			}
 		}
-		res, err := ab.Classify(series, w, cfg)
+	}
+	for _, rs := range rss {
+		if res, ok := classified[rs.run.ID]; ok {
+			alpha = res.Config.Alpha
+			for _, st := range res.Resources {
+				if st.Class != "" {
+					found[st.Resource] = true
+				}
+			}
+		}
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	for _, rs := range rss {
+		if _, ok := classified[rs.run.ID]; !ok {
+			continue
+		}
+		series, _, _, err := ab.RunSeries(r, rs.run, cfg)
 		if err != nil {
 			continue
 		}
-		alpha = res.Config.Alpha
 		by := map[string]ab.Series{}
 		for _, s := range series {
 			by[s.Resource] = s
 		}
-		for _, st := range res.Resources {
-			if st.Class != "" {
-				found[st.Resource] = true
-			}
-		}
 		runs = append(runs, runRes{rs, by})
-	}
-	if len(found) == 0 {
-		return nil
 	}
 	ids := make([]string, 0, len(found))
 	for id := range found {

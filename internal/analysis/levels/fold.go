@@ -53,6 +53,9 @@ const MaxPoints = 2000
 type Folder struct {
 	rd  RunData
 	slo *SLO
+	// hists merge each operation type's rows, and "all" every row, until
+	// Done keeps their figures (Latencies).
+	hists map[string]*hdrhistogram.Histogram
 	// The interval being folded: every operation type's row with one
 	// start time adds to it.
 	cur        Point
@@ -83,8 +86,8 @@ type bucket struct {
 // NewFolder starts the fold of run, judging each interval against slo
 // (nil: none).
 func NewFolder(run store.Run, slo *SLO) *Folder {
-	return &Folder{rd: RunData{Run: run, Hists: map[string]*hdrhistogram.Histogram{}, Offered: map[string]int64{}}, slo: slo,
-		curAll: store.NewHistogram()}
+	return &Folder{rd: RunData{Run: run, Latencies: map[string]*Latencies{}, Offered: map[string]int64{}}, slo: slo,
+		hists: map[string]*hdrhistogram.Histogram{}, curAll: newFullHist(nil)}
 }
 
 // Add folds one interval row (one operation type of one interval). Rows
@@ -110,10 +113,10 @@ func (f *Folder) Add(iv *store.Interval) {
 	f.cur.Duration = max(f.cur.Duration, iv.Duration)
 	if iv.Hist != nil {
 		for _, key := range []string{iv.Op, "all"} {
-			h := f.rd.Hists[key]
+			h := f.hists[key]
 			if h == nil {
-				h = hdrhistogram.New(iv.Hist.LowestTrackableValue(), iv.Hist.HighestTrackableValue(), int(iv.Hist.SignificantFigures()))
-				f.rd.Hists[key] = h
+				h = newFullHist(iv.Hist)
+				f.hists[key] = h
 			}
 			iv.MergeInto(h)
 		}
@@ -144,7 +147,7 @@ func (f *Folder) BoundPoints(max int) {
 		max = MaxPoints
 	}
 	f.max = max
-	f.bAll = store.NewHistogram()
+	f.bAll = newFullHist(nil)
 }
 
 func (f *Folder) closePoint() {
@@ -251,7 +254,7 @@ func ignoringNaN(a, b float64, pick func(x, y float64) float64) float64 {
 	return pick(a, b)
 }
 
-// Done returns the folded run.
+// Done returns the folded run. The Folder cannot be used after it.
 func (f *Folder) Done() RunData {
 	if f.open {
 		f.closePoint()
@@ -260,6 +263,13 @@ func (f *Folder) Done() RunData {
 		f.closeBucket()
 	}
 	f.rd.Outside = f.outside
+	for key, h := range f.hists {
+		f.rd.Latencies[key] = NewLatencies(h, f.slo)
+		recycle(h)
+	}
+	recycle(f.curAll)
+	recycle(f.bAll)
+	f.hists, f.curAll, f.bAll = nil, nil, nil
 	return f.rd
 }
 

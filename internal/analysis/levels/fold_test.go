@@ -88,8 +88,8 @@ func TestBoundedFoldMergesIntervalsIntoBuckets(t *testing.T) {
 			t.Errorf("point %d: highest interval p99 %.0f µs, %d intervals missed the SLO; the stall is in point %d", k, p.MaxP99, p.Missed, stall/5)
 		}
 	}
-	if count != 20*n || rd.Hists["all"].TotalCount() != 20*n || rd.Offered["all"] != 20*n {
-		t.Errorf("points hold %d requests, the run's histogram %d, offered %d; want %d", count, rd.Hists["all"].TotalCount(), rd.Offered["all"], 20*n)
+	if count != 20*n || rd.Latencies["all"].TotalCount() != 20*n || rd.Offered["all"] != 20*n {
+		t.Errorf("points hold %d requests, the run's histogram %d, offered %d; want %d", count, rd.Latencies["all"].TotalCount(), rd.Offered["all"], 20*n)
 	}
 }
 
@@ -131,8 +131,8 @@ func TestBoundedFoldLeavesOutAnIntervalOutsideTheRun(t *testing.T) {
 		f.Add(&ivs[i])
 	}
 	rd := f.Done()
-	if rd.Outside != 1 || len(rd.Points) != 49 || rd.Hists["all"].TotalCount() != 1000 {
-		t.Errorf("%d outside, %d points, %d requests; want 1, 49 and all 1000 in the totals", rd.Outside, len(rd.Points), rd.Hists["all"].TotalCount())
+	if rd.Outside != 1 || len(rd.Points) != 49 || rd.Latencies["all"].TotalCount() != 1000 {
+		t.Errorf("%d outside, %d points, %d requests; want 1, 49 and all 1000 in the totals", rd.Outside, len(rd.Points), rd.Latencies["all"].TotalCount())
 	}
 	for _, p := range rd.Points {
 		if p.Start.After(run.Summary.MeasureEnd) {

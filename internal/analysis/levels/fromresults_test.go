@@ -54,9 +54,9 @@ func TestFromResultsOneTreatment(t *testing.T) {
 			for _, p := range rd.Points {
 				got += p.Count
 			}
-			if got != want || len(rd.Points) != len(starts) || rd.Hists["all"].TotalCount() != want {
+			if got != want || len(rd.Points) != len(starts) || rd.Latencies["all"].TotalCount() != want {
 				t.Errorf("run %d: folded %d requests in %d points (merged %d), the measured phase has %d in %d intervals",
-					rd.Run.ID, got, len(rd.Points), rd.Hists["all"].TotalCount(), want, len(starts))
+					rd.Run.ID, got, len(rd.Points), rd.Latencies["all"].TotalCount(), want, len(starts))
 			}
 		}
 		if len(ids) != 4 || ids[0] != c.ids[0] || ids[1] != c.ids[1] || ids[2] != c.ids[2] || ids[3] != c.ids[3] {

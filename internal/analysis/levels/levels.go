@@ -29,10 +29,10 @@ type SLO struct {
 // the resource summary of its measured window.
 type RunData struct {
 	Run store.Run
-	// Hists merges each operation type's successful requests over the
+	// Latencies are each operation type's successful requests over the
 	// measured phase, and "all" every type's; a type none of whose rows
 	// had a histogram has none.
-	Hists map[string]*hdrhistogram.Histogram
+	Latencies map[string]*Latencies
 	// Offered counts each type's offered requests (succeeded, failed or
 	// dropped), and "all" every type's.
 	Offered map[string]int64
@@ -129,7 +129,7 @@ type perRun struct {
 	throughput, late, dropped, errors float64
 	limited                           bool
 	note                              string
-	hists                             map[string]*hdrhistogram.Histogram // by op, plus "all"
+	hists                             map[string]*Latencies // by op, plus "all"
 	within                            float64
 	sloValue                          float64
 	serverMean                        map[string]float64 // µs per statement, by op, plus "all"
@@ -171,10 +171,10 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 	pr := perRun{
 		throughput: r.Summary.Throughput, late: float64(r.Summary.Late), dropped: float64(r.Summary.Dropped),
 		errors: float64(r.Summary.Errors), limited: r.Summary.ClientLimited, note: r.Summary.ClientNote,
-		hists: rd.Hists, resources: rd.Resources,
+		hists: rd.Latencies, resources: rd.Resources,
 	}
 	if pr.hists == nil {
-		pr.hists = map[string]*hdrhistogram.Histogram{}
+		pr.hists = map[string]*Latencies{}
 	}
 	pr.serverMean = serverMeans(rd.Server)
 	if slo != nil {
@@ -184,7 +184,7 @@ func summarizeRun(rd RunData, slo *SLO) perRun {
 		}
 		offeredSLO := rd.Offered[key]
 		if h := pr.hists[key]; h != nil && offeredSLO > 0 {
-			pr.within = float64(countAtMost(h, slo.Threshold.Microseconds())) / float64(offeredSLO)
+			pr.within = float64(h.CountAtMost(slo.Threshold.Microseconds())) / float64(offeredSLO)
 			pr.sloValue = float64(h.ValueAtQuantile(slo.Percentile))
 		} else if offeredSLO > 0 {
 			pr.within = 0

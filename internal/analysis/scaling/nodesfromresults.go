@@ -140,8 +140,10 @@ func rtAt(in levels.Input, level float64) RTDist {
 		if rd.Run.Level != level {
 			continue
 		}
-		if h := rd.Hists["all"]; h != nil && h.TotalCount() > 0 {
-			hs = append(hs, h)
+		if l := rd.Latencies["all"]; l != nil && l.TotalCount() > 0 {
+			if h, err := l.Histogram(); err == nil {
+				hs = append(hs, h)
+			}
 		}
 	}
 	h := stats.Merge(hs)

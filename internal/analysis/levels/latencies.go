@@ -1,0 +1,128 @@
+package levels
+
+import (
+	"fmt"
+	"sync"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/headroom-dev/headroom/internal/store"
+)
+
+// Latencies are one operation type's successful requests of one run,
+// merged over its measured phase. A full histogram of Headroom's layout
+// is about 140 KB of counts, so a campaign of 1,000 runs of five
+// operation types held 840 MB in them; a run's Latencies keep the figures
+// the analyses read, taken from the full histogram when the fold ends, and
+// the histogram itself in the store's compressed encoding (a few hundred
+// bytes) for what needs all of it: a merge across runs, or a percentile
+// or threshold not kept.
+type Latencies struct {
+	count        int64
+	mean, stdDev float64
+	max          int64
+	quantiles    map[float64]int64 // ValueAtQuantile at KeptQuantiles and at the fold's SLO percentile
+	sloLimit     int64             // the fold's SLO threshold in µs; -1 with no SLO
+	withinSLO    int64             // requests at most sloLimit (countAtMost)
+	encoded      string
+	encodeErr    error // why there is no encoding (never seen)
+}
+
+// KeptQuantiles are the percentiles a run's Latencies answer without
+// decoding its histogram: those the level tables print.
+var KeptQuantiles = []float64{50, 90, 95, 99, 99.9}
+
+// NewLatencies takes the figures of h (the SLO's percentile and threshold
+// too, when slo is not nil) and encodes it. h is not kept.
+func NewLatencies(h *hdrhistogram.Histogram, slo *SLO) *Latencies {
+	enc, err := store.EncodeHistogram(h)
+	l := &Latencies{count: h.TotalCount(), sloLimit: -1, encoded: enc, encodeErr: err, quantiles: make(map[float64]int64, len(KeptQuantiles)+1)}
+	if l.count > 0 {
+		l.mean, l.stdDev, l.max = h.Mean(), h.StdDev(), h.Max()
+	}
+	for _, q := range KeptQuantiles {
+		l.quantiles[q] = h.ValueAtQuantile(q)
+	}
+	if slo != nil {
+		l.quantiles[slo.Percentile] = h.ValueAtQuantile(slo.Percentile)
+		l.sloLimit = slo.Threshold.Microseconds()
+		l.withinSLO = countAtMost(h, l.sloLimit)
+	}
+	return l
+}
+
+// TotalCount is the number of successful requests.
+func (l *Latencies) TotalCount() int64 { return l.count }
+
+// Mean, StdDev and Max are the histogram's (µs; 0 when empty).
+func (l *Latencies) Mean() float64   { return l.mean }
+func (l *Latencies) StdDev() float64 { return l.stdDev }
+func (l *Latencies) Max() int64      { return l.max }
+
+// ValueAtQuantile is the histogram's value at percentile q (µs), decoding
+// it when q is not one of those kept.
+func (l *Latencies) ValueAtQuantile(q float64) int64 {
+	if v, ok := l.quantiles[q]; ok {
+		return v
+	}
+	h, err := l.Histogram()
+	if err != nil {
+		return 0
+	}
+	return h.ValueAtQuantile(q)
+}
+
+// CountAtMost counts the requests whose latency bucket lies wholly at or
+// under limit µs (countAtMost), decoding the histogram unless limit is the
+// fold's SLO threshold.
+func (l *Latencies) CountAtMost(limit int64) int64 {
+	if limit == l.sloLimit {
+		return l.withinSLO
+	}
+	h, err := l.Histogram()
+	if err != nil {
+		return 0
+	}
+	return countAtMost(h, limit)
+}
+
+// Histogram decodes the whole histogram, into a new one the caller owns.
+func (l *Latencies) Histogram() (*hdrhistogram.Histogram, error) {
+	if l.encodeErr != nil {
+		return nil, fmt.Errorf("a run's latency histogram could not be kept: %w", l.encodeErr)
+	}
+	h, err := store.DecodeHistogram(l.encoded)
+	if err != nil {
+		return nil, fmt.Errorf("a run's latency histogram: %w", err)
+	}
+	return h, nil
+}
+
+// fullHists recycles the full histograms a fold merges into: each run's
+// fold needs a few, and they are dropped when it ends.
+var fullHists = sync.Pool{New: func() any { return store.NewHistogram() }}
+
+// newFullHist is a reset histogram of like's layout: a recycled one when
+// that is Headroom's layout.
+func newFullHist(like *hdrhistogram.Histogram) *hdrhistogram.Histogram {
+	if like == nil || isStoreLayout(like) {
+		return fullHists.Get().(*hdrhistogram.Histogram)
+	}
+	return hdrhistogram.New(like.LowestTrackableValue(), like.HighestTrackableValue(), int(like.SignificantFigures()))
+}
+
+// recycle gives h back for another fold.
+func recycle(h *hdrhistogram.Histogram) {
+	if h != nil && isStoreLayout(h) {
+		h.Reset()
+		fullHists.Put(h)
+	}
+}
+
+var storeLayout = store.NewHistogram()
+
+func isStoreLayout(h *hdrhistogram.Histogram) bool {
+	return h.LowestTrackableValue() == storeLayout.LowestTrackableValue() &&
+		h.HighestTrackableValue() == storeLayout.HighestTrackableValue() &&
+		h.SignificantFigures() == storeLayout.SignificantFigures()
+}

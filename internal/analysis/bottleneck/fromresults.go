@@ -62,15 +62,29 @@ func ClassifyRun(r *results.Results, run results.Run, cfg Config) (Result, error
 // the rest of cfg is not used.
 func Trials(r *results.Results, treatment string, slo levels.SLO, cfg Config) ([]Trial, error) {
 	var out []Trial
+	// The runs as the load response folded them (computed once per
+	// results); a run it does not hold is folded here.
+	in, _, err := levels.FromResults(r, treatment)
+	if err != nil {
+		return nil, err
+	}
+	folded := map[int64]levels.RunData{}
+	for _, rd := range in.Runs {
+		folded[rd.Run.ID] = rd
+	}
 	for _, run := range r.CompletedRuns(treatment) {
-		f := levels.NewFolder(run, &slo)
-		if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
-			f.Add(iv)
-			return nil
-		}); err != nil {
-			return nil, err
+		rd, ok := folded[run.ID]
+		if !ok {
+			f := levels.NewFolder(run, &slo)
+			if err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
+				f.Add(iv)
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+			rd = f.Done()
 		}
-		sum := levels.Summarize(levels.Input{Model: run.Model, Runs: []levels.RunData{f.Done()}, SLO: &slo})
+		sum := levels.Summarize(levels.Input{Model: run.Model, Runs: []levels.RunData{rd}, SLO: &slo})
 		if len(sum.Levels) != 1 || sum.Levels[0].SLO == nil || math.IsNaN(sum.Levels[0].SLO.Within.Mean) {
 			return nil, fmt.Errorf("bottleneck: run %d (level %v, repetition %d) offered no request, so its SLO satisfaction is undefined; re-run it or leave it out",
 				run.ID, run.Level, run.Repetition)

@@ -2,6 +2,7 @@ package levels
 
 import (
 	"fmt"
+	"math"
 	"sync"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -37,18 +38,86 @@ var KeptQuantiles = []float64{50, 90, 95, 99, 99.9}
 func NewLatencies(h *hdrhistogram.Histogram, slo *SLO) *Latencies {
 	enc, err := store.EncodeHistogram(h)
 	l := &Latencies{count: h.TotalCount(), sloLimit: -1, encoded: enc, encodeErr: err, quantiles: make(map[float64]int64, len(KeptQuantiles)+1)}
-	if l.count > 0 {
-		l.mean, l.stdDev, l.max = h.Mean(), h.StdDev(), h.Max()
-	}
-	for _, q := range KeptQuantiles {
-		l.quantiles[q] = h.ValueAtQuantile(q)
-	}
+	qs := KeptQuantiles
 	if slo != nil {
-		l.quantiles[slo.Percentile] = h.ValueAtQuantile(slo.Percentile)
+		qs = append(qs[:len(qs):len(qs)], slo.Percentile)
 		l.sloLimit = slo.Threshold.Microseconds()
-		l.withinSLO = countAtMost(h, l.sloLimit)
 	}
+	l.summarize(h.Distribution(), qs)
 	return l
+}
+
+// summarize takes every figure from one walk over the histogram's buckets,
+// as the library computes each in a walk of its own (hdrhistogram-go
+// v1.4: a bucket's median equivalent value is From + (To-From+1)/2; the
+// value at a percentile is the highest equivalent value of the bucket
+// holding its rank, the lowest for the 0th; the maximum is the last
+// non-empty bucket's highest equivalent value). The sums are made in the
+// library's order, so the floating-point results are the same, and
+// TestLatenciesAnswerAsTheFullHistogram checks that they are.
+func (l *Latencies) summarize(bars []hdrhistogram.Bar, qs []float64) {
+	total := float64(l.count)
+	type rank struct {
+		q float64
+		n int64
+	}
+	ranks := make([]rank, 0, len(qs))
+	for _, q := range qs {
+		l.quantiles[q] = 0
+		if l.count > 0 {
+			ranks = append(ranks, rank{q, percentileRank(q, l.count)})
+		}
+	}
+	var cum int64
+	for _, b := range bars {
+		if b.Count == 0 {
+			continue
+		}
+		median := b.From + (b.To-b.From+1)>>1
+		l.mean += float64(b.Count) * float64(median) / total
+		l.max = b.To
+		if b.To <= l.sloLimit {
+			l.withinSLO += b.Count
+		}
+		before := cum
+		cum += b.Count
+		for _, r := range ranks {
+			if r.n > before && r.n <= cum {
+				if r.q <= 0 {
+					l.quantiles[r.q] = b.From
+				} else {
+					l.quantiles[r.q] = b.To
+				}
+			}
+		}
+	}
+	if l.count == 0 {
+		l.max = 0
+		return
+	}
+	var dev2 float64
+	for _, b := range bars {
+		if b.Count == 0 {
+			continue
+		}
+		dev := float64(b.From+(b.To-b.From+1)>>1) - l.mean
+		dev2 += (dev * dev) * float64(b.Count) / total
+	}
+	l.stdDev = math.Sqrt(dev2)
+}
+
+// percentileRank is the rank of percentile q among count values, in [1,
+// count], as hdrhistogram-go v1.4 computes it.
+func percentileRank(q float64, count int64) int64 {
+	q = min(max(q, 0), 100)
+	r := (q/100)*float64(count) + 0.5
+	if !(r >= 1) {
+		return 1
+	}
+	if r >= float64(count) {
+		return count
+	}
+	return int64(r)
 }
 
 // TotalCount is the number of successful requests.

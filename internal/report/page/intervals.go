@@ -227,15 +227,19 @@ func intervalsSection(r *results.Results, in levels.Input, sum levels.Summary, s
 				format.Plural(len(rss), "completed run"), format.LoadText(set.model, l.Level), format.Seconds(ivSecs), format.Seconds(nominal.Seconds()))
 		}
 		rules := eventRules(evs, rss)
-		sec.Blocks = append(sec.Blocks, Block{Chart: levelThroughput(i, name, l, rss, rules, set, lsrc)})
-		sec.Blocks = append(sec.Blocks, Block{Chart: levelP99(i, name, rss, rules, set, lsrc)})
-		for _, c := range saturatedCharts(r, set.classify, i, name, rss, rules, lsrc) { // saturated.go
+		drawn, note := drawnReps(rss) // drawn.go
+		if note != "" {
+			lsrc += "; " + note
+		}
+		sec.Blocks = append(sec.Blocks, Block{Chart: levelThroughput(i, name, l, drawn, rules, set, lsrc)})
+		sec.Blocks = append(sec.Blocks, Block{Chart: levelP99(i, name, drawn, rules, set, lsrc)})
+		for _, c := range saturatedCharts(r, set.classify, i, name, rss, drawn, rules, lsrc) { // saturated.go
 			sec.Blocks = append(sec.Blocks, Block{Chart: c})
 		}
-		if c := levelResource(i, name, rss, rules, lsrc, "cpu"); c != nil {
+		if c := levelResource(i, name, drawn, rules, lsrc, "cpu"); c != nil {
 			sec.Blocks = append(sec.Blocks, Block{Chart: c})
 		}
-		if c := levelResource(i, name, rss, rules, lsrc, "disk"); c != nil {
+		if c := levelResource(i, name, drawn, rules, lsrc, "disk"); c != nil {
 			sec.Blocks = append(sec.Blocks, Block{Chart: c})
 		}
 	}

@@ -18,7 +18,9 @@ import (
 // set_volume event changed them), and any other such resource's
 // utilisation against the saturation threshold. None when no run of the
 // level had a bottleneck resource or its samples cannot be classified.
-func saturatedCharts(r *results.Results, cfg ab.Config, i int, name string, rss []runSeries, rules []chart.Rule, src string) []*chart.Chart {
+// The resources are those of every run of the level (rss); the lines,
+// those of the runs drawn.
+func saturatedCharts(r *results.Results, cfg ab.Config, i int, name string, rss, drawn []runSeries, rules []chart.Rule, src string) []*chart.Chart {
 	type runRes struct {
 		rs     runSeries
 		series map[string]ab.Series
@@ -54,7 +56,7 @@ func saturatedCharts(r *results.Results, cfg ab.Config, i int, name string, rss 
 	if len(found) == 0 {
 		return nil
 	}
-	for _, rs := range rss {
+	for _, rs := range drawn {
 		if _, ok := classified[rs.run.ID]; !ok {
 			continue
 		}

@@ -96,6 +96,13 @@ func (r *Results) AgentIntervals(runID int64, agent string) ([]store.AgentInterv
 	return r.st.AgentIntervals(runID, agent)
 }
 
+// EachAgentInterval streams run runID's agent intervals of phase ("" =
+// every phase) in time order, in the memory of one interval
+// (store.Store.EachAgentInterval): what an analysis of a long run reads.
+func (r *Results) EachAgentInterval(runID int64, phase string, fn func(*store.AgentInterval) error) error {
+	return r.st.EachAgentInterval(runID, phase, fn)
+}
+
 // Partial says in one sentence which agents' shares are missing from part
 // of a run and from when; "" when every agent completed (or one process
 // drove the run).

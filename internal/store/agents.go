@@ -187,6 +187,46 @@ func (s *Store) AgentIntervals(runID int64, agent string) ([]AgentInterval, erro
 	return out, nil
 }
 
+// EachAgentInterval calls fn with each of run runID's agent interval rows
+// of phase ("" = every phase), in the order AgentIntervals returns them,
+// without holding them: each histogram is decoded into one reused
+// histogram (as EachInterval does), valid only until fn returns, and
+// Interval.MergeInto merges it from its non-zero buckets. A store from
+// before load agents has no rows.
+func (s *Store) EachAgentInterval(runID int64, phase string, fn func(*AgentInterval) error) error {
+	doing := fmt.Sprintf("reading the agents' intervals of run %d", runID)
+	if ok, err := s.hasTable(doing, "agent_interval"); err != nil || !ok {
+		return err
+	}
+	rows, err := s.db.Query(`SELECT agent, phase, op, start_ns, duration_ns, count, errors, late, dropped, hist FROM agent_interval
+		WHERE run_id = ?1 AND (?2 = '' OR phase = ?2) ORDER BY start_ns, agent, phase, op`, runID, phase)
+	if err != nil {
+		return s.fail(doing, err)
+	}
+	defer rows.Close()
+	dec := newHdrDecoder()
+	var hist string
+	for rows.Next() {
+		a := AgentInterval{Interval: Interval{RunID: runID}}
+		var start, dur int64
+		if err := rows.Scan(&a.Agent, &a.Phase, &a.Op, &start, &dur, &a.Count, &a.Errors, &a.Late, &a.Dropped, &hist); err != nil {
+			return s.fail(doing, err)
+		}
+		a.Start, a.Duration = time.Unix(0, start).UTC(), time.Duration(dur)
+		if a.Hist, err = dec.decode(hist); err != nil {
+			return fmt.Errorf("results database %s: run %d agent %s %s %s: %w", s.path, runID, a.Agent, a.Phase, a.Op, err)
+		}
+		a.sparse = dec.pairs
+		if err := fn(&a); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.fail(doing, err)
+	}
+	return nil
+}
+
 // EncodeHistogram returns h in the encoding the store writes (HdrHistogram
 // V2 compressed, base64): load agents send their intervals in it.
 func EncodeHistogram(h *hdrhistogram.Histogram) (string, error) { return encodeHist(h) }

@@ -214,3 +214,56 @@ func randomIntervals(t *testing.T, seed uint64, n, most int, mean float64) (*Sto
 	}
 	return st, id, ivs
 }
+
+// EachAgentInterval yields the rows AgentIntervals returns, in its order,
+// with equal histograms (decoded into one reused histogram, and merged
+// from their non-zero buckets as the library would merge them), and only
+// the phase asked for.
+func TestEachAgentIntervalMatchesAgentIntervals(t *testing.T) {
+	st, id, ivs := randomIntervals(t, 5, 40, 300, 2000)
+	for i, agent := range []string{"a1", "a2"} {
+		rows := make([]Interval, len(ivs))
+		for k, iv := range ivs {
+			rows[k] = iv
+			if k < 3 {
+				rows[k].Phase = "warmup"
+			}
+			rows[k].Start = iv.Start.Add(time.Duration(i) * time.Millisecond)
+		}
+		if err := st.AddAgentIntervals(agent, rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all, err := st.AgentIntervals(id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	mergedLib, mergedSparse := NewHistogram(), NewHistogram()
+	err = st.EachAgentInterval(id, "", func(a *AgentInterval) error {
+		w := all[k]
+		k++
+		if a.Agent != w.Agent || a.Phase != w.Phase || a.Op != w.Op || !a.Start.Equal(w.Start) || a.Count != w.Count || !a.Hist.Equals(w.Hist) {
+			t.Fatalf("row %d: %s %s %v %d, AgentIntervals' %s %s %v %d", k, a.Agent, a.Phase, a.Start, a.Count, w.Agent, w.Phase, w.Start, w.Count)
+		}
+		mergedLib.Merge(w.Hist)
+		a.MergeInto(mergedSparse)
+		return nil
+	})
+	if err != nil || k != len(all) || k != 80 {
+		t.Fatalf("%d of %d rows (%v)", k, len(all), err)
+	}
+	if !mergedSparse.Equals(mergedLib) {
+		t.Error("merging the streamed rows differs from the library's merge")
+	}
+	n := 0
+	if err := st.EachAgentInterval(id, "measure", func(a *AgentInterval) error {
+		if a.Phase != "measure" {
+			t.Errorf("phase %s in a read of measured rows", a.Phase)
+		}
+		n++
+		return nil
+	}); err != nil || n != 74 {
+		t.Errorf("%d measured rows (%v); want 74", n, err)
+	}
+}

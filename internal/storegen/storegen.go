@@ -13,6 +13,7 @@
 package storegen
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -41,7 +42,8 @@ type Config struct {
 	Hosts int
 	// Agents is the number of load agents; with one or more, each agent's
 	// own intervals are written beside the merged ones, as a coordinator
-	// writes them (0: the run was driven by this process).
+	// writes them, the agents alternately in regions "eu" and "us" (0:
+	// the run was driven by this process).
 	Agents int
 	// StallEvery places a stall of StallFor in each run at this fraction
 	// of its measured phase (0.75); StallFor (10 s) is rounded up to
@@ -221,7 +223,11 @@ func (w *writer) run(seq, li int, level float64, rep int, start time.Time) (time
 	agents := make([]string, c.Agents)
 	for i := range agents {
 		agents[i] = fmt.Sprintf("agent%d", i+1)
-		if err := w.st.PutAgentRun(store.AgentRun{RunID: id, Agent: agents[i], Host: fmt.Sprintf("load%d", i+1), Index: i, Status: store.AgentCompleted}); err != nil {
+		// Two regions, alternately, so that the regions breakdown reads
+		// every agent's intervals.
+		region := []string{"eu", "us"}[i%2]
+		if err := w.st.PutAgentRun(store.AgentRun{RunID: id, Agent: agents[i], Host: fmt.Sprintf("load%d", i+1), Index: i, Status: store.AgentCompleted,
+			Detail: json.RawMessage(`{"region":"` + region + `"}`)}); err != nil {
 			return time.Time{}, err
 		}
 	}

@@ -74,69 +74,101 @@ func (r Result) Split() bool { return len(r.Regions) >= 2 }
 // Analyze groups the run's agents by region and sums and merges each
 // region's measured intervals.
 func Analyze(in Input) (Result, error) {
-	res := Result{Run: in.Run, Agents: len(in.Agents)}
-	if len(in.Agents) == 0 {
-		res.Note = fmt.Sprintf("run %d was driven by one process, without load agents", in.Run.ID)
-		return res, nil
+	f, done := newFold(in.Run, in.Agents)
+	if done {
+		return f.res, nil
 	}
-	of := map[string]string{}
-	byName := map[string]*Region{}
-	for _, a := range in.Agents {
+	for i := range in.Intervals {
+		if err := f.add(&in.Intervals[i]); err != nil {
+			return Result{}, err
+		}
+	}
+	return f.result(), nil
+}
+
+// fold sums and merges one run's agent intervals, given one at a time, by
+// region: the memory of the answer (a histogram per region), whatever the
+// run's length.
+type fold struct {
+	res    Result
+	of     map[string]string // agent -> region
+	byName map[string]*Region
+	want   histRange
+	starts map[int64]float64 // measured interval starts of the whole run -> seconds
+}
+
+// newFold starts the breakdown of run; done means the result needs no
+// interval (no agents, or one region), and is f.res.
+func newFold(run store.Run, agents []Agent) (f *fold, done bool) {
+	f = &fold{res: Result{Run: run, Agents: len(agents)}, of: map[string]string{}, byName: map[string]*Region{},
+		want: rangeOf(store.NewHistogram()), starts: map[int64]float64{}}
+	if len(agents) == 0 {
+		f.res.Note = fmt.Sprintf("run %d was driven by one process, without load agents", run.ID)
+		return f, true
+	}
+	for _, a := range agents {
 		name := a.Region
 		if name == "" {
 			name = NoRegion
 		}
-		of[a.Name] = name
-		g := byName[name]
+		f.of[a.Name] = name
+		g := f.byName[name]
 		if g == nil {
 			g = &Region{Name: name, Hist: store.NewHistogram()}
-			byName[name] = g
+			f.byName[name] = g
 		}
 		g.Agents = append(g.Agents, a.Name)
 	}
-	if len(byName) < 2 {
-		for name := range byName {
+	if len(f.byName) < 2 {
+		for name := range f.byName {
 			if name == NoRegion {
-				res.Note = fmt.Sprintf("no agent of run %d has a region label", in.Run.ID)
+				f.res.Note = fmt.Sprintf("no agent of run %d has a region label", run.ID)
 			} else {
-				res.Note = fmt.Sprintf("every agent of run %d is in region %s", in.Run.ID, name)
+				f.res.Note = fmt.Sprintf("every agent of run %d is in region %s", run.ID, name)
 			}
 		}
-		return res, nil
+		return f, true
 	}
-	want := rangeOf(store.NewHistogram())
-	starts := map[int64]float64{} // measured interval starts of the whole run -> seconds
-	for _, iv := range in.Intervals {
-		if iv.Phase != measurePhase {
-			continue
-		}
-		name, ok := of[iv.Agent]
-		if !ok {
-			return Result{}, fmt.Errorf("run %d: agent %s has intervals but no part in the run", in.Run.ID, iv.Agent)
-		}
-		starts[iv.Start.UnixNano()] = iv.Duration.Seconds()
-		g := byName[name]
-		g.Completed += iv.Count
-		g.Errors += iv.Errors
-		g.Dropped += iv.Dropped
-		if iv.Hist == nil {
-			continue
-		}
-		if got := rangeOf(iv.Hist); got != want {
-			return Result{}, fmt.Errorf("run %d agent %s %s at %s: its latency histogram covers %v, not %v; it cannot be merged exactly", in.Run.ID, iv.Agent, iv.Op, iv.Start.Format("15:04:05.000"), got, want)
-		}
-		if lost := g.Hist.Merge(iv.Hist); lost != 0 {
-			return Result{}, fmt.Errorf("run %d agent %s: merging dropped %d latency values outside the histogram's range", in.Run.ID, iv.Agent, lost)
-		}
+	return f, false
+}
+
+// add folds one agent interval row; only measured ones count.
+func (f *fold) add(iv *store.AgentInterval) error {
+	if iv.Phase != measurePhase {
+		return nil
 	}
-	res.MeasureSec = in.Run.Summary.MeasureSecs
+	run := f.res.Run.ID
+	name, ok := f.of[iv.Agent]
+	if !ok {
+		return fmt.Errorf("run %d: agent %s has intervals but no part in the run", run, iv.Agent)
+	}
+	f.starts[iv.Start.UnixNano()] = iv.Duration.Seconds()
+	g := f.byName[name]
+	g.Completed += iv.Count
+	g.Errors += iv.Errors
+	g.Dropped += iv.Dropped
+	if iv.Hist == nil {
+		return nil
+	}
+	if got := rangeOf(iv.Hist); got != f.want {
+		return fmt.Errorf("run %d agent %s %s at %s: its latency histogram covers %v, not %v; it cannot be merged exactly", run, iv.Agent, iv.Op, iv.Start.Format("15:04:05.000"), got, f.want)
+	}
+	if lost := iv.MergeInto(g.Hist); lost != 0 {
+		return fmt.Errorf("run %d agent %s: merging dropped %d latency values outside the histogram's range", run, iv.Agent, lost)
+	}
+	return nil
+}
+
+func (f *fold) result() Result {
+	res := f.res
+	res.MeasureSec = res.Run.Summary.MeasureSecs
 	if res.MeasureSec <= 0 {
 		// A run without a summary (interrupted hard): the intervals' span.
-		for _, d := range starts {
+		for _, d := range f.starts {
 			res.MeasureSec += d
 		}
 	}
-	for _, g := range byName {
+	for _, g := range f.byName {
 		if res.MeasureSec > 0 {
 			g.Throughput = float64(g.Completed) / res.MeasureSec
 		}
@@ -146,7 +178,7 @@ func Analyze(in Input) (Result, error) {
 		res.Regions = append(res.Regions, *g)
 	}
 	sortRegions(res.Regions, func(g Region) string { return g.Name })
-	return res, nil
+	return res
 }
 
 type histRange struct{ lowest, highest, sigFigs int64 }
@@ -156,8 +188,19 @@ func rangeOf(h *hdrhistogram.Histogram) histRange {
 }
 
 // FromResults breaks down every run that load agents drove, in run
-// order; runs one process drove are left out.
+// order; runs one process drove are left out. The agents' intervals are
+// streamed, one at a time, and only for runs whose agents span regions.
+// It is computed once per Results (results.Memo): the terminal and the
+// report both ask; the value is shared and must not be changed.
 func FromResults(r *results.Results) ([]Result, error) {
+	v, err := r.Memo("regions.FromResults", func() (any, error) { return fromResults(r) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]Result), nil
+}
+
+func fromResults(r *results.Results) ([]Result, error) {
 	var out []Result
 	for _, run := range r.Runs() {
 		as, err := r.AgentRuns(run.ID)
@@ -171,18 +214,19 @@ func FromResults(r *results.Results) ([]Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := Input{Run: run}
+		var agents []Agent
 		for _, a := range as {
-			in.Agents = append(in.Agents, Agent{Name: a.Agent, Region: regs[a.Agent]})
+			agents = append(agents, Agent{Name: a.Agent, Region: regs[a.Agent]})
 		}
-		if in.Intervals, err = r.AgentIntervals(run.ID, ""); err != nil {
+		f, done := newFold(run, agents)
+		if done {
+			out = append(out, f.res)
+			continue
+		}
+		if err := r.EachAgentInterval(run.ID, measurePhase, f.add); err != nil {
 			return nil, err
 		}
-		res, err := Analyze(in)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
+		out = append(out, f.result())
 	}
 	return out, nil
 }

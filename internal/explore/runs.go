@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/elasticity"
+	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/results"
 )
 
@@ -126,12 +127,26 @@ func (s *source) Run(id int64) (RunDetail, error) {
 	if t.SLO != nil {
 		d.SLO = t.SLO.String()
 	}
+	// The measured phase of a completed run as the load response folded
+	// it (computed once per store, when the explorer warms it); the other
+	// phases, and runs it leaves out, streamed from the store.
+	var folded *levels.RunData
+	if in, _, err := levels.FromResults(s.r, run.Treatment); err == nil {
+		for i := range in.Runs {
+			if in.Runs[i].Run.ID == id {
+				folded = &in.Runs[i]
+			}
+		}
+	}
 	for _, ph := range phases {
-		ivs, err := s.r.Intervals(id, ph)
-		if err != nil {
+		var pts []elasticity.Point
+		var skipped int
+		var err error
+		if ph == "measure" && folded != nil {
+			pts, skipped = elasticity.TimelineOfPoints(folded.Points, t.SLO, t.Load.Interval)
+		} else if pts, skipped, err = elasticity.PhaseTimeline(s.r, *run, ph, t.SLO, t.Load.Interval); err != nil {
 			return RunDetail{}, err
 		}
-		pts, skipped := elasticity.Timeline(ivs, t.SLO, t.Load.Interval)
 		d.Skipped += skipped
 		for _, p := range pts {
 			d.Timeline = append(d.Timeline, TimelinePoint{T: p.Start.Sub(run.Start).Seconds(), Dur: p.Dur.Seconds(), Phase: ph,

@@ -80,6 +80,32 @@ func Timeline(ivs []store.Interval, slo *results.SLO, nominal time.Duration) ([]
 	return timelineOf(levels.Fold(store.Run{}, ivs, levelsSLO(slo)).Points, slo, nominal)
 }
 
+// PhaseTimeline is Timeline of run's intervals of phase, streamed from r
+// in the memory of its answer: the measured phase in at most
+// levels.MaxPoints points (a long run's intervals in buckets, each
+// missing the SLO when any of its intervals did), other phases (warm-up,
+// drain: short) one point per interval.
+func PhaseTimeline(r *results.Results, run results.Run, phase string, slo *results.SLO, nominal time.Duration) ([]Point, int, error) {
+	f := levels.NewFolder(run, levelsSLO(slo))
+	if phase == "measure" {
+		f.BoundPoints(levels.MaxPoints)
+	}
+	if err := r.EachInterval(run.ID, phase, func(iv *store.Interval) error {
+		f.Add(iv)
+		return nil
+	}); err != nil {
+		return nil, 0, err
+	}
+	pts, short := timelineOf(f.Done().Points, slo, nominal)
+	return pts, short, nil
+}
+
+// TimelineOfPoints is Timeline from points the load response already
+// folded (levels.RunData.Points, judged by the same SLO).
+func TimelineOfPoints(pts []levels.Point, slo *results.SLO, nominal time.Duration) ([]Point, int) {
+	return timelineOf(pts, slo, nominal)
+}
+
 // timelineOf is Timeline from the load response's folded points
 // (levels.Folder), which judged each interval by the treatment's SLO: the
 // load-response table's rule, fewer than Percentile % of the offered
@@ -99,7 +125,7 @@ func timelineOf(pts []levels.Point, slo *results.SLO, nominal time.Duration) ([]
 		}
 		secs := lp.Duration.Seconds()
 		p := Point{Start: lp.Start, Dur: lp.Duration, Throughput: float64(lp.Count) / secs, P99: lp.P99, Offered: float64(lp.Offered) / secs}
-		p.SLOMiss = slo != nil && !math.IsNaN(lp.Within) && lp.Within < slo.Percentile/100
+		p.SLOMiss = slo != nil && (lp.Missed > 0 || !math.IsNaN(lp.Within) && lp.Within < slo.Percentile/100)
 		out = append(out, p)
 	}
 	return out, short

@@ -10,6 +10,7 @@ import (
 
 	"github.com/headroom-dev/headroom/internal/analysis/wildcard"
 	"github.com/headroom-dev/headroom/internal/results"
+	"github.com/headroom-dev/headroom/internal/store"
 )
 
 // Configuration is one treatment of a results store as the planner sees
@@ -229,36 +230,38 @@ func nodesOf(t results.Treatment) (int, string) {
 	return 1, "one server"
 }
 
-// runInput reads a run's measured-phase histograms and failures.
+// runInput reads a run's measured-phase histograms and failures, streaming
+// its intervals (one decoded at a time) into one histogram per operation.
 func runInput(r *results.Results, run results.Run) (RunInput, error) {
-	ivs, err := r.Intervals(run.ID, "measure")
-	if err != nil {
-		return RunInput{}, err
-	}
 	in := RunInput{ID: run.ID, Config: run.Treatment, Level: run.Level, Repetition: run.Repetition,
 		Seconds: run.Summary.MeasureSecs, Unit: time.Microsecond, Stale: -1, Throughput: run.Summary.Throughput}
 	byOp := map[string]int{}
-	for _, iv := range ivs {
+	var first string
+	var d time.Duration
+	err := r.EachInterval(run.ID, "measure", func(iv *store.Interval) error {
+		if first == "" {
+			first = iv.Op
+		}
+		if iv.Op == first {
+			d += iv.Duration
+		}
 		in.Failed += iv.Errors + iv.Dropped
 		if iv.Hist == nil {
-			continue
+			return nil
 		}
 		i, ok := byOp[iv.Op]
 		if !ok {
 			i = len(in.Ops)
 			byOp[iv.Op] = i
-			in.Ops = append(in.Ops, OpHist{Op: iv.Op, Hist: iv.Hist})
-			continue
+			in.Ops = append(in.Ops, OpHist{Op: iv.Op, Hist: store.NewHistogram()})
 		}
-		in.Ops[i].Hist.Merge(iv.Hist)
+		iv.MergeInto(in.Ops[i].Hist)
+		return nil
+	})
+	if err != nil {
+		return RunInput{}, err
 	}
 	if in.Seconds <= 0 {
-		var d time.Duration
-		for _, iv := range ivs {
-			if iv.Op == ivs[0].Op {
-				d += iv.Duration
-			}
-		}
 		in.Seconds = d.Seconds()
 	}
 	return in, nil

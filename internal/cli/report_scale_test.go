@@ -3,47 +3,12 @@ package cli
 import (
 	"io"
 	"path/filepath"
-	"runtime"
-	"runtime/metrics"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/headroom-dev/headroom/internal/heappeak"
 	"github.com/headroom-dev/headroom/internal/storegen"
 )
-
-// heapPeak samples the heap every few milliseconds while f runs and
-// returns the highest value seen (live objects and garbage not yet
-// collected, starting from a collected heap): a bound on memory that holds
-// on any machine, unlike a time.
-func heapPeak(f func()) uint64 {
-	runtime.GC()
-	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	var peak uint64
-	var mu sync.Mutex
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			metrics.Read(sample)
-			mu.Lock()
-			peak = max(peak, sample[0].Value.Uint64())
-			mu.Unlock()
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
-	return peak
-}
 
 // Reporting a run holds the answer, not the run: a 2-hour run of five
 // operations at 1-second intervals (36,000 interval rows, each histogram
@@ -56,7 +21,7 @@ func TestReportOfALongRunHasBoundedHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	var err error
-	peak := heapPeak(func() { err = reportSource(io.Discard, io.Discard, dir, "", "") })
+	peak := heappeak.During(func() { err = reportSource(io.Discard, io.Discard, dir, "", "") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +40,7 @@ func BenchmarkReportLongRun(b *testing.B) {
 	}
 	var peak uint64
 	for b.Loop() {
-		peak = max(peak, heapPeak(func() {
+		peak = max(peak, heappeak.During(func() {
 			if err := reportSource(io.Discard, io.Discard, dir, "", ""); err != nil {
 				b.Fatal(err)
 			}

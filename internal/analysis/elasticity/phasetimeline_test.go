@@ -1,13 +1,10 @@
 package elasticity
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
-	"github.com/headroom-dev/headroom/internal/results"
-	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/storegen"
 )
 
@@ -18,19 +15,7 @@ import (
 // still misses the SLO in the points that cover it, and only there.
 func TestPhaseTimelineOfALongRunIsBounded(t *testing.T) {
 	cfg := storegen.Config{Measure: 10 * time.Minute, Interval: 100 * time.Millisecond, Ops: []string{"read"}, StallEvery: 0.75, StallFor: 10 * time.Second}
-	path := filepath.Join(t.TempDir(), "results.db")
-	if _, err := storegen.Write(path, cfg); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r, err := results.New(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := storegen.Results(t, cfg)
 	run := r.Runs()[0]
 	tr, _ := r.Treatment(run.Treatment)
 	pts, short, err := PhaseTimeline(r, run, "measure", tr.SLO, tr.Load.Interval)

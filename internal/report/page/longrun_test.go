@@ -2,15 +2,12 @@ package page
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/analysis/levels"
 	"github.com/headroom-dev/headroom/internal/report/chart"
-	"github.com/headroom-dev/headroom/internal/results"
-	"github.com/headroom-dev/headroom/internal/store"
 	"github.com/headroom-dev/headroom/internal/storegen"
 )
 
@@ -22,19 +19,7 @@ import (
 // it, at the time storegen put it.
 func TestIntervalChartsOfALongRunAreBounded(t *testing.T) {
 	cfg := storegen.Config{Measure: 10 * time.Minute, Interval: 100 * time.Millisecond, Ops: []string{"read"}, StallEvery: 0.75, StallFor: 10 * time.Second}
-	path := filepath.Join(t.TempDir(), "results.db")
-	if _, err := storegen.Write(path, cfg); err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	r, err := results.New(st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := storegen.Results(t, cfg)
 	rep, err := Build(r)
 	if err != nil {
 		t.Fatal(err)

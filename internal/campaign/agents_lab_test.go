@@ -254,8 +254,9 @@ wait:
 	}
 	// Nothing either agent measured is lost, and nothing else is counted:
 	// each merged row is the sum of the agents' rows of its interval. (A
-	// count of rows alone is not that: an interval may hold the drain's
-	// late answers of one agent only.)
+	// count of rows alone is not that: a warm-up request one agent
+	// answered in the first measured interval gives that interval a
+	// "warmup" row of that agent beside its "measure" row.)
 	type rowKey struct {
 		start     time.Time
 		phase, op string

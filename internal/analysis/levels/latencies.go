@@ -22,23 +22,23 @@ type Latencies struct {
 	count        int64
 	mean, stdDev float64
 	max          int64
-	quantiles    map[float64]int64 // ValueAtQuantile at KeptQuantiles and at the fold's SLO percentile
+	quantiles    map[float64]int64 // ValueAtQuantile at keptQuantiles and at the fold's SLO percentile
 	sloLimit     int64             // the fold's SLO threshold in µs; -1 with no SLO
 	withinSLO    int64             // requests at most sloLimit (countAtMost)
 	encoded      string
 	encodeErr    error // why there is no encoding (never seen)
 }
 
-// KeptQuantiles are the percentiles a run's Latencies answer without
+// keptQuantiles are the percentiles a run's Latencies answer without
 // decoding its histogram: those the level tables print.
-var KeptQuantiles = []float64{50, 90, 95, 99, 99.9}
+var keptQuantiles = []float64{50, 90, 95, 99, 99.9}
 
 // NewLatencies takes the figures of h (the SLO's percentile and threshold
 // too, when slo is not nil) and encodes it. h is not kept.
 func NewLatencies(h *hdrhistogram.Histogram, slo *SLO) *Latencies {
 	enc, err := store.EncodeHistogram(h)
-	l := &Latencies{count: h.TotalCount(), sloLimit: -1, encoded: enc, encodeErr: err, quantiles: make(map[float64]int64, len(KeptQuantiles)+1)}
-	qs := KeptQuantiles
+	l := &Latencies{count: h.TotalCount(), sloLimit: -1, encoded: enc, encodeErr: err, quantiles: make(map[float64]int64, len(keptQuantiles)+1)}
+	qs := keptQuantiles
 	if slo != nil {
 		qs = append(qs[:len(qs):len(qs)], slo.Percentile)
 		l.sloLimit = slo.Threshold.Microseconds()

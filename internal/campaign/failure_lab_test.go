@@ -65,7 +65,7 @@ lab:
 target: {type: postgres, managed: {host: db1}, connect_timeout: 1s}
 workload: {operations: {read: 0.45, update: 0.45, insert: 0.1}, record_count: 2000, field_count: 2, field_length: 20}
 load: {model: open, arrival: constant, rates: [200], max_in_flight: 64, timeout: 1s}
-phases: {warmup: 2s, measure: 20s}
+phases: {warmup: 2s, measure: 32s}
 events:
   - {at: 6s, action: kill, host: db1}
   - {at: 10s, action: start, host: db1}
@@ -109,6 +109,10 @@ output: out
 	// restart, the pool's reconnection and the latency settling back
 	// within the band: 4-5 s on most days, 6 s in a CI run of 2026-12-07,
 	// which failed a fixed bound of 5 s), so it is logged, not bounded.
+	// The measured phase leaves 22 s after the start for it and the 3
+	// stable seconds the analysis needs: another CI run that day had the
+	// service back only 10 s after the start, 4 s before a 20 s phase
+	// ended, and the analysis could not call it recovered.
 	down := restart.Sub(kill)
 	if !sc.Recovered || sc.MTTR < down {
 		t.Errorf("MTTR %v (recovered %v), want the service back after the start, %v after the kill", sc.MTTR, sc.Recovered, down)

@@ -206,9 +206,10 @@ func runControllerExample(t *testing.T, name string) (*results.Results, store.Ru
 
 // The empirical controller scaling a database tier
 // (examples/controller-cassandra.yaml): one Cassandra node at a quarter of
-// a vCPU cannot serve the step from 40 to 5,000 req/s (twice the most one
-// node has served, in CI on 2026-12-03) and the ODS has nothing near that
-// load, so the horizontal model must add a node to the ring on the
+// a vCPU cannot serve the step from 4% to ten times the rate a short
+// probe found it to serve within the SLO (a loose lower bound for a JVM:
+// five times it was served within the SLO in a CI run of 2026-12-07), and
+// the ODS has nothing near that load, so the horizontal model must add a node to the ring on the
 // scale-up path, and the node must bootstrap and serve. After
 // the step down the horizontal model cannot shrink the ring (its JVMs keep
 // their CPU near the quota at any load), so the decommission must come

@@ -14,7 +14,7 @@ STATICCHECK_VERSION ?= v0.8.2
 # and Chromium (with a font) for the test that opens report.html.
 SERVER_PACKAGES := postgresql postgresql-contrib mariadb-server mariadb-client redis-server redis-tools fio iproute2 iptables openssh-server chromium fonts-liberation
 
-.PHONY: build demo test deps check unit lint bench bench-ycsb bench-redis bench-latte bench-pgbench test-fio clean
+.PHONY: build demo test deps check unit fuzz-short lint bench bench-ycsb bench-redis bench-latte bench-pgbench test-fio clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/headroom
@@ -77,7 +77,22 @@ unit: build $(TESTTIMES)
 	  | $(TESTTIMES) -stream -n 25 -save $(TESTLOG)/serial.json
 	$(GO) test -count=1 -run '^TestHostileCorpus$$' -v ./internal/spec/
 	$(GO) test -p 1 -count=1 -race ./internal/load/ ./internal/store/
+	@$(MAKE) --no-print-directory fuzz-short
 	@$(TESTTIMES) -markdown $(TESTLOG)/pure.json $(TESTLOG)/serial.json > $(TESTLOG)/table.md && echo "per-package table: $(TESTLOG)/table.md"
+
+# The fuzz targets of the readers of hostile bytes that combine constructs
+# (docs/testing.md, "Fuzzing"): each runs for FUZZTIME in make test, one
+# after the other, after everything else; longer with
+# `make fuzz-short FUZZTIME=10m`. A finding fails the target and is kept
+# under the package's testdata/fuzz, where it then runs with go test.
+FUZZ_SHORT := spec:FuzzCombined monitor/importer:FuzzParseIostat monitor/importer:FuzzParseSar \
+  monitor/importer:FuzzParseCloudWatch monitor/importer:FuzzParsePrometheus store:FuzzHdrDecode
+FUZZTIME   ?= 15s
+
+fuzz-short:
+	@for t in $(FUZZ_SHORT); do pkg=$${t%%:*}; fn=$${t##*:}; \
+	  echo "== fuzz $$fn (internal/$$pkg) for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./internal/$$pkg/ || exit 1; done
 
 # The disk target against fio on the same file and settings (needs fio;
 # about 20 s). Not part of make test: this VM's disk speed swings by 30%

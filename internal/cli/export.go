@@ -49,7 +49,7 @@ history of every run that has one (history-run<ID>.jsonl or .edn), or of
 			}
 			defer st.Close()
 			if table != "" {
-				var w io.Writer = c.OutOrStdout()
+				var w io.Writer = dataOut(c)
 				if out != "" {
 					f, err := os.Create(out)
 					if err != nil {

@@ -71,7 +71,7 @@ func (h *historyExport) export(c *cobra.Command, arg, format, table, out string)
 			return fmt.Errorf("run %d has no consistency history; the runs with one are %s", h.run, runList(runs))
 		}
 		if out == "" {
-			return writeHistory(c.OutOrStdout(), r, h.run, format)
+			return writeHistory(dataOut(c), r, h.run, format)
 		}
 		return writeHistoryFile(out, r, h.run, format)
 	}

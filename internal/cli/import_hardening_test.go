@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -316,5 +317,41 @@ func TestImportSaysWhenSamplesOverlapNoRun(t *testing.T) {
 	out, errOut, code := headroom(t, "import", during, res)
 	if code != 0 || strings.Contains(errOut, "overlap no time") {
 		t.Fatalf("samples during the run: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// Text from a results database reaches the terminal escaped (issue 36):
+// a host name holding ESC, BEL and an 8-bit CSI, written into a store as
+// a foreign or damaged one may hold it, prints as \u001b and \u0007 in
+// the summary of `report` and in `bottleneck`, never raw; `export` of the
+// table to standard output is data and keeps its bytes as stored.
+func TestStoredControlCharactersReachTheTerminalEscaped(t *testing.T) {
+	db := resultsPath(t, runQuiet(t, "testdata/null.yaml"))
+	conn, err := sql.Open("sqlite", db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const evil = "vm\x1b]0;owned\x07\x9b31m"
+	if _, err := conn.Exec(`UPDATE sample SET host = ?`, evil); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"report", db}, {"bottleneck", db}} {
+		out, errOut, code := headroom(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s%s", args[0], code, out, errOut)
+		}
+		if strings.ContainsAny(out+errOut, "\x1b\x07") || strings.Contains(out+errOut, "\x9b") {
+			t.Errorf("%s printed a raw control character:\n%q", args[0], out+errOut)
+		}
+		if !strings.Contains(out, `vm\u001b]0;owned\u0007`) {
+			t.Errorf("%s does not name the host, escaped:\n%s", args[0], out)
+		}
+	}
+	out, errOut, code := headroom(t, "export", "--table", "samples", "--format", "csv", db)
+	if code != 0 || !strings.Contains(out, evil) {
+		t.Errorf("export to standard output changed the stored bytes: exit %d\n%q%s", code, out, errOut)
 	}
 }

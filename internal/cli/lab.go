@@ -314,7 +314,10 @@ the host's.`,
 				return fmt.Errorf("%s: %v", args[1], err)
 			}
 			cmd := exec.Command(path, args[2:]...)
-			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, c.OutOrStdout(), c.ErrOrStderr()
+			// The command's own output, as a terminal would get it from
+			// the command run directly (an interactive tool draws with
+			// escapes).
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, dataOut(c), rawErr(c)
 			if err := l.Command(args[0], cmd, 0, 0); err != nil {
 				return err
 			}

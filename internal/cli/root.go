@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/headroom-dev/headroom/internal/termtext"
+
 	// Targets register themselves with the registry.
 	_ "github.com/headroom-dev/headroom/internal/target/cassandra"
 	_ "github.com/headroom-dev/headroom/internal/target/disk"
@@ -69,7 +71,18 @@ Start with:  headroom run examples/quickstart.yaml`,
 
 // Main runs the command line and returns the process exit code. User errors
 // are printed as one line; nothing a user can cause prints a stack trace.
+//
+// Everything it prints goes through termtext: text from outside Headroom
+// (an imported host name, a server's error) cannot drive the terminal.
+// Data written to standard output (export --table) bypasses it
+// (dataOut).
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	tout, terr := termtext.NewWriter(stdout), termtext.NewWriter(stderr)
+	stdout, stderr = tout, terr
+	defer func() {
+		_ = tout.Flush()
+		_ = terr.Flush()
+	}()
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(stderr, "headroom: internal error: %v (this is a bug; please report it with the command you ran)\n", r)
@@ -94,4 +107,20 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 	}
 	fmt.Fprintln(stderr, "headroom: "+err.Error())
 	return ExitError
+}
+
+// dataOut is where a command writes data to standard output: under the
+// terminal escaping Main puts on it, so that an export's bytes arrive as
+// stored.
+func dataOut(c *cobra.Command) io.Writer { return raw(c.OutOrStdout()) }
+
+// rawErr is standard error under the escaping, for a program Headroom
+// runs on the user's behalf (lab exec) that writes to it.
+func rawErr(c *cobra.Command) io.Writer { return raw(c.ErrOrStderr()) }
+
+func raw(w io.Writer) io.Writer {
+	if t, ok := w.(*termtext.Writer); ok {
+		return t.Raw()
+	}
+	return w
 }

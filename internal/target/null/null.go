@@ -9,6 +9,7 @@ package null
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/headroom-dev/headroom/internal/spec"
@@ -100,12 +101,33 @@ func (c *client) Do(ctx context.Context, op *workload.Op) error {
 		}
 	}
 	if c.t.service > 0 {
-		c.timer.Reset(c.t.service)
+		return c.serve(ctx)
+	}
+	return nil
+}
+
+// serve holds the request for the service time. Go's timers wake through
+// epoll, whose timeout is a whole number of milliseconds, and late by up
+// to about a millisecond more on an idle process: a timer of 1.1 ms fired
+// after about 2 ms, and service times of 1.0 and 1.1 ms measured 80%
+// apart. So only what lies more than a millisecond before the end is
+// waited on a timer (a request can be cancelled during it); the rest, up
+// to the end, is a nanosleep of its own, which blocks this goroutine's
+// thread that long and ends within the kernel's timer slack (50 µs).
+func (c *client) serve(ctx context.Context) error {
+	deadline := time.Now().Add(c.t.service)
+	if early := (c.t.service - time.Millisecond).Truncate(time.Millisecond); early > 0 {
+		c.timer.Reset(early)
 		select {
 		case <-c.timer.C:
 		case <-ctx.Done():
 			c.timer.Stop()
 			return ctx.Err()
+		}
+	}
+	if rest := time.Until(deadline); rest > 0 {
+		ts := syscall.NsecToTimespec(rest.Nanoseconds())
+		for syscall.Nanosleep(&ts, &ts) == syscall.EINTR {
 		}
 	}
 	return nil

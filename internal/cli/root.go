@@ -62,6 +62,7 @@ Start with:  headroom run examples/quickstart.yaml`,
 	root.AddCommand(newRunCmd(), newProbeCmd(), newValidateCmd(), newExportCmd(), newReportCmd(), newImportCmd(), newTargetsCmd(), newLabCmd(), newEslCmd(), newAssessCmd(), newBottleneckCmd(), newPlanCmd(), newServeAppCmd(), newVersionCmd())
 	root.AddCommand(newExploreCmd())
 	root.AddCommand(newPushCmd()) // push.go: results into a shared PostgreSQL
+	root.AddCommand(newCompareCmd())
 	root.AddCommand(newAgentCmd())
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &exitError{ExitUsage, fmt.Sprintf("%v (see %s --help)", err, c.CommandPath())}

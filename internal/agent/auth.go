@@ -4,6 +4,7 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,8 +24,11 @@ const TokenEnv = "HEADROOM_AGENT_TOKEN"
 // wire, a recorded session cannot be replayed (each side's nonce is new),
 // and an answer cannot be reflected back as the other side's (the role is
 // part of the proof). An agent thus never takes an order from a peer that
-// does not hold its token. (The rest of the session is not encrypted: run
-// agents on a network you trust, or through a tunnel.)
+// does not hold its token. Every frame after that carries a MAC under a key
+// drawn from the token and both nonces (protocol.go), so no one without the
+// token can change, drop, replay or add a message unnoticed. (The session
+// is not encrypted: what it carries can be read on the way; run agents on
+// a network you trust, or through a tunnel.)
 
 // nonceLen is the length of each side's nonce; a shorter one from a peer
 // would make its proof easier to replay, so it is refused.
@@ -60,6 +64,38 @@ func proof(token []byte, role string, own, peer []byte, name string) []byte {
 	m.Write(own)
 	m.Write(peer)
 	m.Write([]byte(name))
+	return m.Sum(nil)
+}
+
+// sessionKey is the key that seals a session's frames after the
+// handshake: HMAC-SHA256(token, "headroom session" || 0 || coordinator's
+// nonce || agent's nonce || agent name), new for every session because
+// both nonces are.
+func sessionKey(token, coordinatorNonce, agentNonce []byte, name string) []byte {
+	return proof(token, "headroom session", coordinatorNonce, agentNonce, name)
+}
+
+// The directions of a session's frames, part of each frame's MAC, so that
+// a frame cannot be sent back to the side that sealed it.
+const (
+	dirCoordinator byte = 'C' // coordinator to agent
+	dirAgent       byte = 'A' // agent to coordinator
+)
+
+// macLen is the length of a sealed frame's MAC.
+const macLen = sha256.Size
+
+// sealMAC is a frame's MAC: HMAC-SHA256(key, direction || sequence number
+// (8 bytes, big-endian) || the frame's JSON). The number makes a dropped,
+// repeated or reordered frame fail, as the next frame then carries the
+// wrong one.
+func sealMAC(key []byte, dir byte, seq uint64, payload []byte) []byte {
+	m := hmac.New(sha256.New, key)
+	var head [9]byte
+	head[0] = dir
+	binary.BigEndian.PutUint64(head[1:], seq)
+	m.Write(head[:])
+	m.Write(payload)
 	return m.Sum(nil)
 }
 

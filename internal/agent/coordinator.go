@@ -143,6 +143,8 @@ func (c *Coordinator) handshake(nc net.Conn) {
 	// The coordinator's proof: without it the agent sends nothing more.
 	_ = nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	err = cn.send(Msg{Type: msgWelcome, MAC: proof(c.token, roleCoordinator, nonce, m.Nonce, m.Name)})
+	// Every frame after the welcome is sealed, both ways.
+	cn.seal(sessionKey(c.token, nonce, m.Nonce, m.Name), roleCoordinator)
 	r.wmu.Unlock()
 	if err != nil {
 		c.events <- event{r: r, err: err, at: time.Now()}

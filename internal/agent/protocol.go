@@ -11,6 +11,7 @@ package agent
 
 import (
 	"bufio"
+	"crypto/hmac"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -21,8 +22,9 @@ import (
 // Version is the protocol version. Both sides send it first; a peer that
 // speaks another version is refused with a sentence naming both. Bump it on
 // any change of a message's meaning. Version 2: the coordinator proves the
-// token too (welcome's mac), and the agent sends its own nonce.
-const Version = 2
+// token too (welcome's mac), and the agent sends its own nonce. Version 3:
+// every frame after the handshake carries a MAC (sealed frames, below).
+const Version = 3
 
 // maxFrame bounds a frame so that a confused or hostile peer cannot make the
 // other side allocate without limit. An interval of a YCSB mix (six
@@ -33,7 +35,11 @@ const maxFrame = 16 << 20
 // The wire format is a sequence of frames, each a 4-byte big-endian length
 // followed by that many bytes of one JSON-encoded Msg. Histograms travel
 // inside the JSON as the results store writes them: the standard
-// HdrHistogram V2 compressed encoding, base64.
+// HdrHistogram V2 compressed encoding, base64. After the handshake every
+// frame is sealed: its JSON is followed by a MAC over it, the direction and
+// its number in the session (auth.go, sealMAC), so that a frame changed,
+// dropped, replayed or injected by anyone without the token ends the
+// session instead of reaching the merge.
 //
 // A session (C = coordinator, A = agent):
 //
@@ -194,11 +200,29 @@ type Totals struct {
 }
 
 // conn reads and writes frames on one connection. Writes are serialised by
-// the caller (each side writes from one goroutine at a time).
+// the caller (each side writes from one goroutine at a time), and reads
+// come from one goroutine.
 type conn struct {
 	r *bufio.Reader
 	w io.Writer
+	// key seals the frames once the handshake is done (seal); nil before.
+	key              []byte
+	sendDir, recvDir byte   // the direction of each way, in the MAC
+	sendSeq, recvSeq uint64 // frames sealed each way so far
 }
+
+// seal makes every later frame carry a MAC under key: sent ones as role,
+// received ones as the other role.
+func (c *conn) seal(key []byte, role string) {
+	c.key = key
+	c.sendDir, c.recvDir = dirCoordinator, dirAgent
+	if role == roleAgent {
+		c.sendDir, c.recvDir = dirAgent, dirCoordinator
+	}
+}
+
+// ErrTampered is a sealed frame whose MAC is not the session's.
+var ErrTampered = errors.New("a message on the agent connection does not carry this session's MAC: it was changed, replayed or injected on the way, so the connection is closed; run agents on a network you trust")
 
 func newConn(rw io.ReadWriter) *conn { return &conn{r: bufio.NewReader(rw), w: rw} }
 
@@ -210,12 +234,20 @@ func (c *conn) send(m Msg) error {
 	if err != nil {
 		return err
 	}
-	if len(b) > maxFrame {
-		return fmt.Errorf("%s message of %d bytes: %w", m.Type, len(b), errFrameTooLarge)
+	n := len(b)
+	if c.key != nil {
+		n += macLen
 	}
-	buf := make([]byte, 4+len(b))
-	binary.BigEndian.PutUint32(buf, uint32(len(b)))
-	copy(buf[4:], b)
+	if n > maxFrame {
+		return fmt.Errorf("%s message of %d bytes: %w", m.Type, n, errFrameTooLarge)
+	}
+	buf := make([]byte, 4, 4+n)
+	binary.BigEndian.PutUint32(buf, uint32(n))
+	buf = append(buf, b...)
+	if c.key != nil {
+		buf = append(buf, sealMAC(c.key, c.sendDir, c.sendSeq, b)...)
+		c.sendSeq++
+	}
 	_, err = c.w.Write(buf)
 	return err
 }
@@ -233,6 +265,21 @@ func (c *conn) recv() (Msg, error) {
 	if _, err := io.ReadFull(c.r, b); err != nil {
 		return Msg{}, fmt.Errorf("a frame cut short: %w", err)
 	}
+	if c.key != nil {
+		if len(b) < macLen {
+			return Msg{}, ErrTampered
+		}
+		b, mac := b[:len(b)-macLen], b[len(b)-macLen:]
+		if !hmac.Equal(mac, sealMAC(c.key, c.recvDir, c.recvSeq, b)) {
+			return Msg{}, ErrTampered
+		}
+		c.recvSeq++
+		return decode(b)
+	}
+	return decode(b)
+}
+
+func decode(b []byte) (Msg, error) {
 	var m Msg
 	if err := json.Unmarshal(b, &m); err != nil {
 		return Msg{}, fmt.Errorf("a frame that is not a protocol message: %w", err)

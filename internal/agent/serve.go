@@ -212,5 +212,6 @@ func clientHandshake(c *conn, addr, name string, token []byte) error {
 		// and an error message would only tell it what it got wrong.
 		return &UnprovenError{Agent: name, Addr: addr}
 	}
+	c.seal(sessionKey(token, ch.Nonce, own, name), roleAgent)
 	return nil
 }

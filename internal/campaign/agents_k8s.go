@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,10 @@ func startKubernetesFleet(ctx context.Context, s *spec.Spec, ka *KubernetesAgent
 	}
 	cfg := k8s.FromSpec(s.Kubernetes, ka.Agents, dial(coord.Port()), token)
 	cfg.Name = launchName()
+	if cfg.Env, err = podEnv(s); err != nil {
+		_ = coord.Close()
+		return nil, err
+	}
 	l, err := k8s.New(client, cfg)
 	if err != nil {
 		_ = coord.Close()
@@ -110,6 +115,23 @@ func startKubernetesFleet(ctx context.Context, s *spec.Spec, ka *KubernetesAgent
 		return nil, err
 	}
 	return f, nil
+}
+
+// podEnv is what the pods' agents may read of this process's environment:
+// the variables the spec's target options name (password_env,
+// auth_header_env...), which the Job carries in its Secret. A pod has no
+// other way to them, so one that is not set here is an error now rather
+// than every agent's at its first order.
+func podEnv(s *spec.Spec) (map[string]string, error) {
+	out := map[string]string{}
+	for _, f := range envOptions(s.Target.Options) {
+		v, ok := os.LookupEnv(f.name)
+		if !ok {
+			return nil, fmt.Errorf("target.%s names the environment variable %s, which is not set here: the Kubernetes agents get it from this process's environment, through their Job's Secret; set it before the run", f.key, f.name)
+		}
+		out[f.name] = v
+	}
+	return out, nil
 }
 
 // podAddress is where the coordinator listens for the pods and, given the

@@ -186,6 +186,7 @@ type fakeCluster struct {
 	cs         *fake.Clientset
 	dir        string        // the agents' scratch directories go here
 	token      []byte        // the token the agents use; nil = the Secret's
+	allowEnv   []string      // the Job's --allow-env arguments, as the pods' agents get them
 	onInterval func()        // called as an agent sends an interval; nil = nothing
 	failAfter  time.Duration // how late a failed agent's pod is reported failed
 	mu         sync.Mutex
@@ -250,6 +251,14 @@ func (fc *fakeCluster) startPods(t *testing.T, ctx context.Context, j *batchv1.J
 	}
 	args := j.Spec.Template.Spec.Containers[0].Args
 	connect, name := args[slices.Index(args, "--connect")+1], args[slices.Index(args, "--name")+1]
+	fc.mu.Lock()
+	fc.allowEnv = nil
+	for i, a := range args {
+		if a == "--allow-env" && i+1 < len(args) {
+			fc.allowEnv = append(fc.allowEnv, args[i+1])
+		}
+	}
+	fc.mu.Unlock()
 	for i := range int(*j.Spec.Completions) {
 		pod := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-pod", j.Name, i), Namespace: j.Namespace, Labels: j.Spec.Template.Labels,
@@ -286,7 +295,7 @@ func (fc *fakeCluster) runAgent(ctx context.Context, connect, name string, token
 		return err
 	}
 	defer nc.Close()
-	var r agent.Runner = AgentRunner{Dir: dir}
+	var r agent.Runner = AgentRunner{Dir: dir, AllowEnv: fc.allowEnv}
 	if fc.onInterval != nil {
 		r = hookRunner{r, fc.onInterval}
 	}
@@ -343,4 +352,69 @@ func (h hookPrepared) Run(ctx context.Context, start time.Time, send func(agent.
 		h.on()
 		return send(m)
 	})
+}
+
+// The variables a spec's target names reach the agent pods through the
+// Job's Secret (issue 36), and they are the ones the agents may read: a
+// pod's agent sends the http target's Authorization header from it, and
+// its value is in the Secret only, never in the Job. A variable not set
+// in the coordinator's environment stops the run before anything is
+// launched, with one sentence (the target's own check, before podEnv's).
+func TestKubernetesAgentsGetTheTargetsVariables(t *testing.T) {
+	const env, value = "HEADROOM_TEST_POD_AUTH", "Bearer pod-env-test"
+	srv := newAuthServer(t)
+	text := fmt.Sprintf(`
+name: k8s-env
+target: {type: http, base_url: %q, read: {path: "/r/{key}"}, auth_header_env: %s}
+workload: {ycsb: c, record_count: 100}
+load: {model: closed, clients: [2]}
+phases: {warmup: 1s, measure: 1s, populate: false}
+interval: 1s
+monitor: {enabled: false}
+output: out
+kubernetes: {namespace: load, image: registry.example/headroom:test, coordinator: "127.0.0.1:0", start_timeout: 20s}
+`, srv.URL, env)
+
+	fc := newFakeCluster(t)
+	_, err := Start(context.Background(), parse(t, t.TempDir(), text), Options{Kubernetes: &KubernetesAgents{Agents: 2, Client: fc.client}})
+	if err == nil || !strings.Contains(err.Error(), "auth_header_env") || !strings.Contains(err.Error(), env+" is not set") {
+		t.Fatalf("unset variable: %v; want one sentence naming auth_header_env and %s", err, env)
+	}
+	if jobs := fc.seenJobs(); len(jobs) != 0 {
+		t.Errorf("%d Jobs launched for a run that cannot give its agents their variable", len(jobs))
+	}
+
+	t.Setenv(env, value)
+	fc = newFakeCluster(t)
+	out, err := Start(context.Background(), parse(t, t.TempDir(), text), Options{Kubernetes: &KubernetesAgents{Agents: 2, Client: fc.client}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := storedRuns(t, openStore(t, out), 1)[0]; r.Status != store.StatusCompleted {
+		t.Fatalf("run: %s %q", r.Status, r.Message)
+	}
+	job := fc.onlyJob(t)
+	ctr := job.Spec.Template.Spec.Containers[0]
+	if i := slices.Index(ctr.Args, "--allow-env"); i < 0 || ctr.Args[i+1] != env {
+		t.Errorf("the agents are not allowed %s: args %v", env, ctr.Args)
+	}
+	fromSecret := false
+	for _, e := range ctr.Env {
+		fromSecret = fromSecret || e.Name == env && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil && e.ValueFrom.SecretKeyRef.Name == job.Name
+	}
+	if !fromSecret {
+		t.Errorf("the pods do not get %s from the Job's Secret: %+v", env, ctr.Env)
+	}
+	if strings.Contains(fmt.Sprintf("%+v", job), value) {
+		t.Error("the variable's value is in the Job")
+	}
+	auths := srv.seen()
+	if len(auths) == 0 {
+		t.Fatal("the agents sent no request")
+	}
+	for i, a := range auths {
+		if a != value {
+			t.Fatalf("request %d carried Authorization %q, want the variable's value", i, a)
+		}
+	}
 }

@@ -292,3 +292,54 @@ func TestPushRefusesDamagedStore(t *testing.T) {
 		t.Fatalf("pushing a store with an infinite throughput: %v; want it refused as damaged", err)
 	}
 }
+
+// A finished run's rows are history too (issue 36): a copy in which one of
+// its intervals was edited, or a sample of it removed, is refused with the
+// run and the table, and the shared copy stays as it was; rows added to a
+// finished run (monitoring data imported into it afterwards) are pushed,
+// and from then on they are history as well.
+func TestPushNeverRewritesAFinishedRunsRows(t *testing.T) {
+	url := freshDB(t)
+	ctx := context.Background()
+	path := copyStore(t, "lab.db")
+	db := connect(t, url)
+	first, err := db.Push(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	intervals := versionsOf(t, url, "interval", first.ID)
+	for _, c := range []struct{ name, edit, want string }{
+		{"an interval edited", `UPDATE interval SET count = count + 1 WHERE rowid = (SELECT max(rowid) FROM interval WHERE run_id = 1)`,
+			"its 5 rows in interval are not those pushed (5 here)"},
+		{"a sample removed", `DELETE FROM sample WHERE rowid = (SELECT min(rowid) FROM sample WHERE run_id = 1)`,
+			"its 275 rows in sample are not those pushed (274 here)"},
+		{"an event's detail changed", `UPDATE event SET detail = detail || ' ' WHERE run_id = 1`,
+			"rows in event are not those pushed"},
+	} {
+		edited := filepath.Join(t.TempDir(), "results.db")
+		copyFile(t, path, edited)
+		execLite(t, edited, c.edit)
+		_, err := db.Push(ctx, edited)
+		want := fmt.Sprintf("run 1 of %s differs from the shared copy in %s: ", edited, db.Where())
+		if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "push refuses to rewrite a finished run") {
+			t.Errorf("%s: %v\nwant %q...%q", c.name, err, want, c.want)
+		}
+	}
+	if versionsOf(t, url, "interval", first.ID) != intervals {
+		t.Error("a refused push rewrote the shared intervals")
+	}
+
+	// Rows added to the finished run: pushed.
+	execLite(t, path, `INSERT INTO sample SELECT * FROM sample WHERE rowid = (SELECT max(rowid) FROM sample WHERE run_id = 1)`)
+	added, err := db.Push(ctx, path)
+	if err != nil || len(added.Copied) != 1 || added.Copied[0].Name != "sample" || added.Copied[0].Rows != 276 {
+		t.Fatalf("pushing a sample added to a finished run: %+v, %v; want the sample table copied with 276 rows", added, err)
+	}
+	if again, err := db.Push(ctx, path); err != nil || len(again.Copied) != 0 {
+		t.Fatalf("pushing the same copy again: %+v, %v; want nothing written", again, err)
+	}
+	execLite(t, path, `UPDATE sample SET value = value + 1 WHERE rowid = (SELECT max(rowid) FROM sample WHERE run_id = 1)`)
+	if _, err := db.Push(ctx, path); err == nil || !strings.Contains(err.Error(), "its 276 rows in sample are not those pushed") {
+		t.Errorf("editing the added sample after it was pushed: %v", err)
+	}
+}

@@ -34,6 +34,7 @@ var catalogDDL = []string{
 		fingerprint text,
 		PRIMARY KEY (campaign_id, name)
 	)`,
+	runRowsDDL,
 }
 
 // pushLock is the advisory lock key every push holds for its transaction,
@@ -66,8 +67,9 @@ type PushResult struct {
 // replaced by the store's copy. Pushing the same store again therefore
 // writes nothing. A store that lacks runs the database already holds of
 // its campaign is an older copy and is refused, and so is a store whose
-// copy of a finished run differs from the database's (see
-// checkFinishedRuns): a push never rewrites history.
+// copy of a finished run differs from the database's, in its run row
+// (checkFinishedRuns) or in its rows of any table (checkFinishedRunRows;
+// rows may be added to it): a push never rewrites history.
 func (db *DB) Push(ctx context.Context, path string) (PushResult, error) {
 	if err := checkStore(path); err != nil {
 		return PushResult{}, err
@@ -114,6 +116,10 @@ func (db *DB) Push(ctx context.Context, path string) (PushResult, error) {
 	if err := db.checkFinishedRuns(ctx, tx, snap, res.ID, path, local, remote); err != nil {
 		return res, err
 	}
+	rows, err := db.checkFinishedRunRows(ctx, tx, snap, res.ID, path, local)
+	if err != nil {
+		return res, err
+	}
 	for _, o := range local.objects {
 		if o.Kind != "table" {
 			continue
@@ -128,10 +134,16 @@ func (db *DB) Push(ctx context.Context, path string) (PushResult, error) {
 		}
 		res.Copied = append(res.Copied, TableCopy{o.Name, lt.rows})
 	}
-	if len(res.Copied) == 0 && sameObjects(local.objects, remote) {
+	same := len(res.Copied) == 0 && sameObjects(local.objects, remote)
+	if same && len(rows.record) == 0 {
 		return res, nil // nothing differs: write nothing, not even pushed_at
 	}
-	if err := db.writeCatalog(ctx, tx, res.ID, local); err != nil {
+	if !same {
+		if err := db.writeCatalog(ctx, tx, res.ID, local); err != nil {
+			return res, err
+		}
+	}
+	if err := db.recordRunRows(ctx, tx, res.ID, rows); err != nil {
 		return res, err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -2,6 +2,7 @@ package k8s
 
 import (
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +26,7 @@ func TestFromSpec(t *testing.T) {
 	k := &spec.Kubernetes{Namespace: "load", Image: "img:1", CPU: "1", Memory: "256Mi", Region: "eu", StartTimeout: spec.Duration{Duration: time.Minute}}
 	c := FromSpec(k, 5, "10.1.2.3:7000", []byte("0123456789abcdef"))
 	want := Config{Agents: 5, Coordinator: "10.1.2.3:7000", Token: "0123456789abcdef", Image: "img:1", Namespace: "load", CPU: "1", Memory: "256Mi", Region: "eu", Timeout: time.Minute}
-	if c != want {
+	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("FromSpec = %+v\nwant %+v", c, want)
 	}
 }

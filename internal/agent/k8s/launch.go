@@ -13,7 +13,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +49,12 @@ type Config struct {
 	Timeout time.Duration
 	// Poll is how often the wait looks (default 1 s).
 	Poll time.Duration
+	// Env holds the environment variables the spec's target options name
+	// (password_env, auth_header_env...), with their values from the
+	// coordinator's environment: they travel in the Secret, reach each
+	// pod's agent as variables from it, and are the only ones the agent is
+	// allowed to read (--allow-env).
+	Env map[string]string
 }
 
 // Names of what the launcher makes.
@@ -58,8 +66,13 @@ const (
 	LaunchLabel = "headroom.dev/launch"
 	regionLabel = "topology.kubernetes.io/region"
 	indexEnv    = "AGENT_INDEX"
-	indexAnnot  = "batch.kubernetes.io/job-completion-index"
+	// envKeyPrefix starts the Secret's key of each variable in Env.
+	envKeyPrefix = "env-"
+	indexAnnot   = "batch.kubernetes.io/job-completion-index"
 )
+
+// envName is what a variable of Env may be called.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // dnsLabel is what Kubernetes accepts as a Job name (kept short enough
 // for the pods' generated names).
@@ -100,6 +113,11 @@ func (c *Config) check() error {
 		return errors.New("kubernetes agents: no token; the coordinator makes one per run")
 	case !dnsLabel.MatchString(c.Name):
 		return fmt.Errorf("kubernetes agents: name %q is not a DNS label (lower case letters, digits and '-', at most 52 characters)", c.Name)
+	}
+	for name := range c.Env {
+		if !envName.MatchString(name) || name == indexEnv {
+			return fmt.Errorf("kubernetes agents: %q cannot be an environment variable of the pods; name variables with letters, digits and '_'", name)
+		}
 	}
 	for what, q := range map[string]string{"cpu": c.CPU, "memory": c.Memory} {
 		if _, err := resource.ParseQuantity(q); q != "" && err != nil {
@@ -159,12 +177,16 @@ func (l *Launcher) create(ctx context.Context) error {
 	return nil
 }
 
-// Secret is the Secret holding the token.
+// Secret is the Secret holding the token and the variables of Env.
 func (l *Launcher) Secret() *corev1.Secret {
+	data := map[string][]byte{tokenKey: []byte(l.cfg.Token)}
+	for name, v := range l.cfg.Env {
+		data[envKeyPrefix+name] = []byte(v)
+	}
 	return &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: l.cfg.Name, Namespace: l.cfg.Namespace, Labels: l.labels()},
 		Type:       corev1.SecretTypeOpaque,
-		Data:       map[string][]byte{tokenKey: []byte(l.cfg.Token)},
+		Data:       data,
 	}
 }
 
@@ -193,16 +215,23 @@ func (l *Launcher) Job() *batchv1.Job {
 			}
 		}
 	}
+	args := []string{"agent", "--connect", c.Coordinator,
+		"--name", c.Name + "-$(" + indexEnv + ")", "--token-file", TokenDir + "/" + tokenKey}
+	env := []corev1.EnvVar{{Name: indexEnv, ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + indexAnnot + "']"}}}}
+	for _, name := range slices.Sorted(maps.Keys(c.Env)) {
+		args = append(args, "--allow-env", name)
+		env = append(env, corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: c.Name}, Key: envKeyPrefix + name}}})
+	}
 	pod := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{
-			Name:    "agent",
-			Image:   c.Image,
-			Command: []string{"headroom"},
-			Args: []string{"agent", "--connect", c.Coordinator,
-				"--name", c.Name + "-$(" + indexEnv + ")", "--token-file", TokenDir + "/" + tokenKey},
-			Env: []corev1.EnvVar{{Name: indexEnv, ValueFrom: &corev1.EnvVarSource{
-				FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['" + indexAnnot + "']"}}}},
+			Name:         "agent",
+			Image:        c.Image,
+			Command:      []string{"headroom"},
+			Args:         args,
+			Env:          env,
 			Resources:    res,
 			VolumeMounts: []corev1.VolumeMount{{Name: "token", MountPath: TokenDir, ReadOnly: true}},
 		}},

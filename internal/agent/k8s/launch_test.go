@@ -256,3 +256,44 @@ func assertGone(t *testing.T, cs *fake.Clientset, ns, name string) {
 		t.Errorf("the Secret is still there: %v", err)
 	}
 }
+
+// The variables a spec's target names travel in the Secret, reach the
+// agents as variables drawn from it, and are the ones the agents may
+// read (--allow-env, sorted); their values are never in the Job.
+func TestJobCarriesTheTargetsVariablesFromTheSecret(t *testing.T) {
+	cfg := testConfig()
+	cfg.Env = map[string]string{"PGPASSWORD": "pg-secret-value", "API_TOKEN": "Bearer api-secret"}
+	l, err := New(fake.NewClientset(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := l.Job()
+	ctr := j.Spec.Template.Spec.Containers[0]
+	wantArgs := []string{"agent", "--connect", "10.0.0.5:7070", "--name", "hr-run7-$(AGENT_INDEX)", "--token-file", "/var/run/headroom/token",
+		"--allow-env", "API_TOKEN", "--allow-env", "PGPASSWORD"}
+	if !reflect.DeepEqual(ctr.Args, wantArgs) {
+		t.Errorf("args %v\nwant %v", ctr.Args, wantArgs)
+	}
+	sec := l.Secret()
+	for _, name := range []string{"API_TOKEN", "PGPASSWORD"} {
+		var ref *corev1.SecretKeySelector
+		for _, e := range ctr.Env {
+			if e.Name == name && e.ValueFrom != nil {
+				ref = e.ValueFrom.SecretKeyRef
+			}
+		}
+		if ref == nil || ref.Name != "hr-run7" || string(sec.Data[ref.Key]) != cfg.Env[name] {
+			t.Errorf("%s: from %+v; the Secret holds %v", name, ref, sec.Data)
+		}
+	}
+	if dump := fmt.Sprintf("%+v", j); strings.Contains(dump, "pg-secret-value") || strings.Contains(dump, "api-secret") {
+		t.Error("a variable's value is in the Job")
+	}
+	for _, bad := range []string{"A-B", "1X", "AGENT_INDEX", ""} {
+		c := testConfig()
+		c.Env = map[string]string{bad: "v"}
+		if _, err := New(fake.NewClientset(), c); err == nil || !strings.Contains(err.Error(), "cannot be an environment variable of the pods") {
+			t.Errorf("variable %q: %v", bad, err)
+		}
+	}
+}
